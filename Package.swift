@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+// The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
+// Fetch -> XMLTV -> Merge (over ObjectGraph, with the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
+import PackageDescription
+
+let package = Package(
+    name: "tvimport",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "tvimport", targets: ["tvimport"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+    ],
+    targets: [
+        // C libraries, each behind one small shim.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+
+        // A small Core Data for Linux: entity model built from modules, SQLite store, contexts,
+        // change notifications and the model-driven diff.
+        .target(name: "ObjectGraph", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+
+        // Streaming XMLTV reader on libxml2 (no Foundation: see PLATFORM-NOTES, ICU clash).
+        .target(name: "XMLTV", dependencies: ["CLibXML2"]),
+
+        // The tvimport entity model (listings + local modules) and the XMLTV -> object mapping.
+        .target(name: "Listings", dependencies: ["ObjectGraph", "XMLTV"]),
+
+        // The generic sorted two-cursor merge (find-update-or-create-or-remove) and the XMLTV import.
+        .target(name: "Merge", dependencies: ["ObjectGraph", "XMLTV", "Listings"]),
+
+        // Polite downloads on libcurl: conditional GET, retries, limits.
+        .target(name: "Fetch", dependencies: ["CCurl"]),
+
+        // RFC 5545 / RFC 7986 text writer.
+        .target(name: "ICalendar"),
+
+        // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically.
+        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings"]),
+
+        // The nightly job and the other commands, as a library the CLI and the tests share.
+        .target(name: "Job", dependencies: [
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds",
+            .product(name: "Logging", package: "swift-log"),
+        ], resources: [.copy("Resources")]),
+
+        .executableTarget(name: "tvimport", dependencies: [
+            "Job",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
+        .testTarget(name: "XMLTVTests", dependencies: ["XMLTV"]),
+        .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch"]),
+        .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"]),
+        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph"]),
+        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

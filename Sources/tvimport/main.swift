@@ -1,0 +1,1 @@
+print("tvimport: under construction")
