@@ -1,0 +1,82 @@
+/// Identifies a stored object: its entity and its row.
+public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    public let entity: String
+    public let rowID: Int64
+    public init(entity: String, rowID: Int64) {
+        self.entity = entity
+        self.rowID = rowID
+    }
+    public var description: String { "\(entity)#\(rowID)" }
+}
+
+public enum ChangeKind: String, Sendable, Codable {
+    case insert, update, delete
+}
+
+/// One object's change, as observers receive it.
+public struct ObjectChange: Sendable {
+    public let kind: ChangeKind
+    public let id: ObjectID
+    /// Insert: every key set; update: the keys that changed; delete: every key.
+    public let changedKeys: [String]
+    /// Update: old values of the changed keys; delete: every old value. To-one relationships
+    /// appear as the related row id (`.integer`) or `.null`.
+    public let oldValues: [String: Value]
+    /// Insert: every value; update: new values of the changed keys.
+    public let newValues: [String: Value]
+    /// The object's to-one foreign keys (after the change; before it, for a delete), so that an
+    /// observer can find the parent of an updated child without a query.
+    public let foreignKeys: [String: Int64]
+}
+
+/// Members added to and removed from one to-many relationship of one object (seed 002).
+public struct RelationshipChange: Sendable {
+    public let owner: ObjectID
+    public let relationship: String
+    public var added: [ObjectID]
+    public var removed: [ObjectID]
+}
+
+/// The changes processed together: what an observer receives (seed 003).
+public struct ChangeBatch: Sendable {
+    public internal(set) var inserted: [ObjectChange] = []
+    public internal(set) var updated: [ObjectChange] = []
+    public internal(set) var deleted: [ObjectChange] = []
+    public internal(set) var relationshipChanges: [RelationshipChange] = []
+
+    public var isEmpty: Bool {
+        inserted.isEmpty && updated.isEmpty && deleted.isEmpty && relationshipChanges.isEmpty
+    }
+    /// All object changes, inserts then updates then deletes.
+    public var all: [ObjectChange] { inserted + updated + deleted }
+}
+
+/// Counts per entity of one save.
+public struct EntityCounts: Sendable, Hashable, Codable {
+    public var inserted = 0
+    public var updated = 0
+    public var deleted = 0
+    public init() {}
+}
+
+/// What a transaction changed, in numbers.
+public struct ChangeSummary: Sendable {
+    public var counts: [String: EntityCounts] = [:]
+    public init() {}
+    public subscript(entity: String) -> EntityCounts { counts[entity] ?? EntityCounts() }
+    public var isEmpty: Bool { counts.values.allSatisfy { $0.inserted == 0 && $0.updated == 0 && $0.deleted == 0 } }
+}
+
+/// Receives a context's changes (seed 003): as they are processed, inside the transaction, where
+/// it may make further changes (to keep aggregates current), and after a successful save.
+public protocol ContextObserver: AnyObject, Sendable {
+    func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws
+    func contextDidSave(_ summary: ChangeSummary)
+    /// The transaction was rolled back (a dry run, or an error): forget what it changed.
+    func contextDidRollBack()
+}
+
+extension ContextObserver {
+    public func contextDidSave(_ summary: ChangeSummary) {}
+    public func contextDidRollBack() {}
+}

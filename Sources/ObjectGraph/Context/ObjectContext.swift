@@ -1,0 +1,505 @@
+import Foundation
+import GRDB
+
+/// A stored object as fetched: its id and the values of the keys asked for.
+public struct FetchedObject: Sendable {
+    public let id: ObjectID
+    public let layout: FetchLayout
+    public let values: [Value]
+
+    /// The value of an attribute, or of a to-one relationship as `.integer(rowID)`; `.null` if the
+    /// key was not fetched.
+    public subscript(key: String) -> Value {
+        guard let i = layout.index[key] else { return .null }
+        return values[i]
+    }
+
+    /// The related object of a to-one relationship that was fetched.
+    public func related(_ key: String) -> ObjectID? {
+        guard let rowID = self[key].integerValue, let r = layout.entity.relationship(key) else { return nil }
+        return ObjectID(entity: r.destination, rowID: rowID)
+    }
+}
+
+/// The shape of fetched rows: which keys, in which order. Shared by every row of one fetch.
+public final class FetchLayout: Sendable {
+    public let entity: Entity
+    public let keys: [String]
+    let index: [String: Int]
+    let types: [AttributeType?]
+
+    init(entity: Entity, keys: [String]) {
+        self.entity = entity
+        self.keys = keys
+        var index: [String: Int] = [:]
+        for (i, k) in keys.enumerated() { index[k] = i }
+        self.index = index
+        types = keys.map { entity.attribute($0)?.type }
+    }
+}
+
+/// A forward-only stream of fetched objects, straight from a SQLite cursor: memory does not grow
+/// with the number of rows.
+public final class ObjectCursor {
+    private let rows: RowCursor
+    private let layout: FetchLayout
+    private let entityColumn: Bool
+    private let model: ObjectModel
+
+    init(rows: RowCursor, layout: FetchLayout, entityColumn: Bool, model: ObjectModel) {
+        self.rows = rows
+        self.layout = layout
+        self.entityColumn = entityColumn
+        self.model = model
+    }
+
+    public func next() throws -> FetchedObject? {
+        guard let row = try rows.next() else { return nil }
+        let rowID: Int64 = row[0]
+        var entityName = layout.entity.name
+        var offset = 1
+        if entityColumn {
+            entityName = row[1]
+            offset = 2
+        }
+        var values: [Value] = []
+        values.reserveCapacity(layout.keys.count)
+        for (i, type) in layout.types.enumerated() {
+            values.append(Value(row[i + offset] as DatabaseValue, type: type))
+        }
+        return FetchedObject(id: ObjectID(entity: entityName, rowID: rowID), layout: layout, values: values)
+    }
+
+    public func forEach(_ body: (FetchedObject) throws -> Void) throws {
+        while let object = try next() { try body(object) }
+    }
+}
+
+/// Where objects are fetched, created, changed and deleted, inside one transaction of a `Store`.
+///
+/// Changes are written through to SQLite at once (so a guide of any size never has to fit in
+/// memory) and recorded in a change set that observers receive each time
+/// `processPendingChanges()` runs (seed 003) and, in counts, after the save.
+public final class ObjectContext {
+    public let model: ObjectModel
+    let db: Database
+    let observers: [any ContextObserver]
+    let recordChanges: Bool
+    public private(set) var summary = ChangeSummary()
+    private var pending = ChangeBatch()
+    private var pendingRelationshipIndex: [RelationshipKey: Int] = [:]
+    private var isProcessing = false
+
+    private struct RelationshipKey: Hashable {
+        let owner: ObjectID
+        let relationship: String
+    }
+
+    init(db: Database, store: Store, observers: [any ContextObserver], recordChanges: Bool) {
+        self.db = db
+        self.model = store.model
+        self.observers = observers
+        self.recordChanges = recordChanges
+    }
+
+    /// The underlying connection, for code that must go below the object layer.
+    public var database: Database { db }
+
+    // MARK: Fetching
+
+    /// Streams objects of `entityName` (and its sub-entities) matching `predicate`, sorted in SQL,
+    /// with only `keys` read (default: every attribute and foreign key).
+    public func fetch(_ entityName: String, where predicate: Predicate = .all, orderBy sort: [SortKey] = [],
+                      keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
+        let entity = try model.requireEntity(entityName)
+        let keys = keys ?? entity.rowKeys
+        for key in keys + sort.map(\.key) where entity.rowIndex(of: key) == nil {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
+        }
+        let table = model.entity(entity.rootName)!
+        let hasEntityColumn = table.descendants.count > 1
+        var arguments: [Value] = []
+        var sql = "SELECT \(quote(Schema.rowIDColumn))"
+        if hasEntityColumn { sql += ", \(quote(Schema.entityColumn))" }
+        for key in keys { sql += ", \(quote(key))" }
+        sql += " FROM \(quote(table.name)) WHERE " + (try predicate.sql(entity, &arguments))
+        if hasEntityColumn && entity.descendants.count < table.descendants.count {
+            sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
+        }
+        if !sort.isEmpty {
+            sql += " ORDER BY " + sort.map { "\(quote($0.key))\($0.ascending ? "" : " DESC")" }.joined(separator: ", ")
+        }
+        if let limit { sql += " LIMIT \(limit)" }
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments(StatementArguments(arguments.map(\.databaseValue)))
+        return ObjectCursor(rows: try Row.fetchCursor(statement), layout: FetchLayout(entity: entity, keys: keys),
+                            entityColumn: hasEntityColumn, model: model)
+    }
+
+    /// Every matching object, in memory: for small results.
+    public func fetchAll(_ entityName: String, where predicate: Predicate = .all, orderBy sort: [SortKey] = [],
+                         keys: [String]? = nil, limit: Int? = nil) throws -> [FetchedObject] {
+        let cursor = try fetch(entityName, where: predicate, orderBy: sort, keys: keys, limit: limit)
+        var all: [FetchedObject] = []
+        while let o = try cursor.next() { all.append(o) }
+        return all
+    }
+
+    public func first(_ entityName: String, where predicate: Predicate = .all, keys: [String]? = nil) throws -> FetchedObject? {
+        try fetch(entityName, where: predicate, keys: keys, limit: 1).next()
+    }
+
+    /// One object by id, or nil if it no longer exists.
+    public func object(_ id: ObjectID, keys: [String]? = nil) throws -> FetchedObject? {
+        let entity = try model.requireEntity(id.entity)
+        let table = model.entity(entity.rootName)!
+        let keys = keys ?? entity.rowKeys
+        let sql = "SELECT \(quote(Schema.rowIDColumn))\(table.descendants.count > 1 ? ", \(quote(Schema.entityColumn))" : "")"
+            + keys.map { ", \(quote($0))" }.joined() + " FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?"
+        let statement = try db.cachedStatement(sql: sql)
+        statement.setUncheckedArguments([id.rowID])
+        return try ObjectCursor(rows: Row.fetchCursor(statement), layout: FetchLayout(entity: entity, keys: keys),
+                                entityColumn: table.descendants.count > 1, model: model).next()
+    }
+
+    public func count(_ entityName: String, where predicate: Predicate = .all) throws -> Int {
+        let entity = try model.requireEntity(entityName)
+        let table = model.entity(entity.rootName)!
+        var arguments: [Value] = []
+        var sql = "SELECT COUNT(*) FROM \(quote(table.name)) WHERE " + (try predicate.sql(entity, &arguments))
+        if table.descendants.count > 1 && entity.descendants.count < table.descendants.count {
+            sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
+        }
+        return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue))) ?? 0
+    }
+
+    /// The members of a to-many relationship (or the object of a to-one) of `id`.
+    public func members(of id: ObjectID, _ relationshipName: String) throws -> [ObjectID] {
+        let entity = try model.requireEntity(id.entity)
+        guard let r = entity.relationship(relationshipName) else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: relationshipName, known: entity.relationships.map(\.name))
+        }
+        if r.storesForeignKey {
+            return try object(id, keys: [r.name])?.related(r.name).map { [$0] } ?? []
+        }
+        guard let inverse = r.inverse else { return [] }
+        return try fetchAll(r.destination, where: .related(inverse, id), orderBy: [SortKey(Schema.rowIDColumnKey)], keys: [])
+            .map(\.id)
+    }
+
+    // MARK: Inserting
+
+    /// Inserts an object with attribute values and related objects by name.
+    @discardableResult
+    public func insert(_ entityName: String, _ values: [String: Value] = [:], related: [String: ObjectID] = [:]) throws -> ObjectID {
+        let entity = try model.requireEntity(entityName)
+        var row = entity.attributes.map(\.defaultValue) + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
+        for (key, value) in values {
+            guard let i = entity.rowIndex(of: key) else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
+            }
+            row[i] = value
+        }
+        var toManyAdds: [(String, ObjectID)] = []
+        for (key, target) in related {
+            guard let r = entity.relationship(key) else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.relationships.map(\.name))
+            }
+            if let i = entity.rowIndex(of: key) {
+                row[i] = .integer(target.rowID)
+            } else if !r.isToMany {
+                toManyAdds.append((key, target))   // one-to-one stored on the other side
+            } else {
+                throw ObjectGraphError.invalidOperation("\(entity.name).\(key) is to-many: use add(_:to:of:)")
+            }
+        }
+        let id = try insert(into: entity, row: row)
+        for (key, target) in toManyAdds { try setRelated(id, key, to: target) }
+        return id
+    }
+
+    /// Inserts a row given in `entity.rowKeys` order: the fast path of bulk imports.
+    @discardableResult
+    public func insert(into entity: Entity, row: [Value]) throws -> ObjectID {
+        if entity.isAbstract {
+            throw ObjectGraphError.invalidOperation("entity \(entity.name) is abstract: insert one of its sub-entities")
+        }
+        for (i, a) in entity.attributes.enumerated() {
+            if !row[i].fits(a.type) {
+                throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: row[i].description)
+            }
+            if row[i].isNull && !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: a.name) }
+        }
+        let table = model.entity(entity.rootName)!
+        let statement = try db.cachedStatement(sql: insertSQL(entity, table: table))
+        var arguments = row.map(\.databaseValue)
+        if table.descendants.count > 1 { arguments.insert(entity.name.databaseValue, at: 0) }
+        statement.setUncheckedArguments(StatementArguments(arguments))
+        try statement.execute()
+        let id = ObjectID(entity: entity.name, rowID: db.lastInsertedRowID)
+        summary.counts[entity.name, default: EntityCounts()].inserted += 1
+        let foreignKeys = foreignKeyValues(entity, row)
+        pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: entity.rowKeys, oldValues: [:],
+                                             newValues: recordChanges ? dictionary(entity.rowKeys, row) : [:],
+                                             foreignKeys: foreignKeys))
+        for r in entity.foreignKeys {
+            if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: true) }
+        }
+        return id
+    }
+
+    private var insertSQLCache: [String: String] = [:]
+    private func insertSQL(_ entity: Entity, table: Entity) -> String {
+        if let sql = insertSQLCache[entity.name] { return sql }
+        var columns = entity.rowKeys.map(quote)
+        if table.descendants.count > 1 { columns.insert(quote(Schema.entityColumn), at: 0) }
+        let sql = "INSERT INTO \(quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        insertSQLCache[entity.name] = sql
+        return sql
+    }
+
+    // MARK: Updating
+
+    /// Sets attributes (and to-one relationships, as `.integer(rowID)` or `.null`) of an object.
+    /// Only the keys whose value really changes are written and reported. Returns those keys.
+    @discardableResult
+    public func update(_ id: ObjectID, _ changes: [String: Value]) throws -> [String] {
+        let entity = try model.requireEntity(id.entity)
+        let keys = changes.keys.sorted()
+        for key in keys {
+            guard entity.rowIndex(of: key) != nil else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
+            }
+            if let a = entity.attribute(key) {
+                if !changes[key]!.fits(a.type) {
+                    throw ObjectGraphError.wrongType(entity: entity.name, key: key, expected: a.type.rawValue, got: changes[key]!.description)
+                }
+                if changes[key]!.isNull && !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: key) }
+            }
+        }
+        let readKeys = Array(Set(keys + entity.foreignKeys.map(\.name))).sorted()
+        guard let current = try object(id, keys: readKeys) else {
+            throw ObjectGraphError.objectNotFound(entity: entity.name, id: id.description)
+        }
+        let changed = keys.filter { current[$0] != changes[$0]! }
+        if changed.isEmpty { return [] }
+        let table = model.entity(entity.rootName)!
+        let sql = "UPDATE \(quote(table.name)) SET " + changed.map { "\(quote($0)) = ?" }.joined(separator: ", ")
+            + " WHERE \(quote(Schema.rowIDColumn)) = ?"
+        try db.execute(sql: sql, arguments: StatementArguments(changed.map { changes[$0]!.databaseValue } + [id.rowID.databaseValue]))
+
+        var old: [String: Value] = [:], new: [String: Value] = [:]
+        for key in changed { old[key] = current[key]; new[key] = changes[key]! }
+        var foreignKeys: [String: Int64] = [:]
+        for r in entity.foreignKeys {
+            if let v = (new[r.name] ?? current[r.name]).integerValue { foreignKeys[r.name] = v }
+        }
+        record(update: id, entity: entity, keys: changed, old: old, new: new, foreignKeys: foreignKeys)
+        for r in entity.foreignKeys where new[r.name] != nil {
+            if let before = old[r.name]?.integerValue { noteInverse(of: r, owner: before, member: id, added: false) }
+            if let after = new[r.name]?.integerValue { noteInverse(of: r, owner: after, member: id, added: true) }
+        }
+        return changed
+    }
+
+    /// Records an update the caller already wrote (the merge's bulk path, which has the old
+    /// values at hand and writes with its own cached statement).
+    func record(update id: ObjectID, entity: Entity, keys: [String], old: [String: Value], new: [String: Value],
+                foreignKeys: [String: Int64]) {
+        if keys.contains(where: { !isExcluded(entity, $0) }) {
+            summary.counts[entity.name, default: EntityCounts()].updated += 1
+        }
+        pending.updated.append(ObjectChange(kind: .update, id: id, changedKeys: keys, oldValues: old, newValues: new,
+                                            foreignKeys: foreignKeys))
+    }
+
+    private func isExcluded(_ entity: Entity, _ key: String) -> Bool {
+        entity.attribute(key)?.isExcludedFromDiff ?? entity.relationship(key)?.isExcludedFromDiff ?? false
+    }
+
+    /// Points a to-one relationship at `target` (or clears it), keeping the inverse consistent.
+    public func setRelated(_ id: ObjectID, _ relationshipName: String, to target: ObjectID?) throws {
+        let entity = try model.requireEntity(id.entity)
+        guard let r = entity.relationship(relationshipName), !r.isToMany else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: relationshipName,
+                                              known: entity.relationships.filter { !$0.isToMany }.map(\.name))
+        }
+        if r.storesForeignKey {
+            try update(id, [r.name: target.map { .integer($0.rowID) } ?? .null])
+        } else if let inverse = r.inverse {
+            // One-to-one kept on the other side: detach the current partner, attach the new one.
+            for partner in try members(of: id, r.name) where partner != target {
+                try update(partner, [inverse: .null])
+            }
+            if let target { try update(target, [inverse: .integer(id.rowID)]) }
+        }
+    }
+
+    // MARK: To-many mutations (seed 002)
+
+    /// Adds objects to a to-many relationship; each is taken from its previous owner, if any.
+    public func add(_ members: [ObjectID], to relationshipName: String, of owner: ObjectID) throws {
+        let (_, inverse) = try toMany(owner, relationshipName)
+        for member in members { try update(member, [inverse.name: .integer(owner.rowID)]) }
+    }
+
+    /// Removes objects from a to-many relationship. Members of an owning (cascade) relationship
+    /// are deleted, since they cannot exist on their own; others just lose the reference.
+    public func remove(_ members: [ObjectID], from relationshipName: String, of owner: ObjectID) throws {
+        let (r, inverse) = try toMany(owner, relationshipName)
+        for member in members {
+            guard try object(member, keys: [inverse.name])?.related(inverse.name)?.rowID == owner.rowID else { continue }
+            if r.deleteRule == .cascade {
+                try delete(member)
+            } else {
+                if !inverse.isOptional {
+                    throw ObjectGraphError.missingRequired(entity: member.entity, key: inverse.name)
+                }
+                try update(member, [inverse.name: .null])
+            }
+        }
+    }
+
+    private func toMany(_ owner: ObjectID, _ name: String) throws -> (Relationship, Relationship) {
+        let entity = try model.requireEntity(owner.entity)
+        guard let r = entity.relationship(name), r.isToMany, let inverse = model.inverse(of: r) else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: name,
+                                              known: entity.relationships.filter(\.isToMany).map(\.name))
+        }
+        return (r, inverse)
+    }
+
+    // MARK: Deleting
+
+    /// Deletes an object, applying each relationship's delete rule: cascade deletes the owned
+    /// objects, nullify clears their reference, deny refuses while there is one.
+    public func delete(_ id: ObjectID) throws {
+        let entity = try model.requireEntity(id.entity)
+        for r in entity.relationships where r.deleteRule == .deny {
+            let n = try members(of: id, r.name).count
+            if n > 0 { throw ObjectGraphError.deleteDenied(entity: entity.name, relationship: r.name, count: n) }
+        }
+        guard let current = try object(id) else { return }
+        for r in entity.relationships where !r.storesForeignKey {
+            let related = try members(of: id, r.name)
+            guard !related.isEmpty, let inverse = r.inverse else { continue }
+            switch r.deleteRule {
+            case .cascade:
+                for member in related { try delete(member) }
+            case .nullify, .deny:
+                for member in related { try update(member, [inverse: .null]) }
+            }
+        }
+        // A cascading to-one that holds the key (owned one-to-one stored on this side is rare,
+        // but a to-one cascade to a parent-less object is allowed).
+        var cascadeTargets: [ObjectID] = []
+        for r in entity.foreignKeys where r.deleteRule == .cascade {
+            if let target = current.related(r.name) { cascadeTargets.append(target) }
+        }
+        let table = model.entity(entity.rootName)!
+        try db.execute(sql: "DELETE FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?", arguments: [id.rowID])
+        summary.counts[entity.name, default: EntityCounts()].deleted += 1
+        let foreignKeys = foreignKeyValues(entity, current.values)
+        pending.deleted.append(ObjectChange(kind: .delete, id: id, changedKeys: entity.rowKeys,
+                                            oldValues: dictionary(entity.rowKeys, current.values), newValues: [:],
+                                            foreignKeys: foreignKeys))
+        for r in entity.foreignKeys {
+            if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: false) }
+        }
+        for target in cascadeTargets where try object(target, keys: []) != nil { try delete(target) }
+    }
+
+    // MARK: Notifications
+
+    /// Hands the changes made since the last call to the observers, which may react with further
+    /// changes (an aggregate kept current); those are handed on in turn.
+    public func processPendingChanges() throws {
+        guard !isProcessing else { return }
+        isProcessing = true
+        defer { isProcessing = false }
+        var rounds = 0
+        while !pending.isEmpty {
+            rounds += 1
+            if rounds > 16 { throw ObjectGraphError.invalidOperation("observers keep changing objects in response to their own changes") }
+            let batch = pending
+            pending = ChangeBatch()
+            pendingRelationshipIndex.removeAll(keepingCapacity: true)
+            for observer in observers { try observer.context(self, didProcess: batch) }
+        }
+    }
+
+    private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool) {
+        guard let inverseName = r.inverse, let inverse = model.inverse(of: r), inverse.isToMany else { return }
+        let owner = ObjectID(entity: r.destination, rowID: rowID)
+        let key = RelationshipKey(owner: owner, relationship: inverseName)
+        let index: Int
+        if let i = pendingRelationshipIndex[key] {
+            index = i
+        } else {
+            index = pending.relationshipChanges.count
+            pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: inverseName, added: [], removed: []))
+            pendingRelationshipIndex[key] = index
+        }
+        if added {
+            if let j = pending.relationshipChanges[index].removed.firstIndex(of: member) {
+                pending.relationshipChanges[index].removed.remove(at: j)
+            } else {
+                pending.relationshipChanges[index].added.append(member)
+            }
+        } else {
+            if let j = pending.relationshipChanges[index].added.firstIndex(of: member) {
+                pending.relationshipChanges[index].added.remove(at: j)
+            } else {
+                pending.relationshipChanges[index].removed.append(member)
+            }
+        }
+    }
+
+    private func foreignKeyValues(_ entity: Entity, _ row: [Value]) -> [String: Int64] {
+        var keys: [String: Int64] = [:]
+        for (i, r) in entity.foreignKeys.enumerated() {
+            if let v = row[entity.attributes.count + i].integerValue { keys[r.name] = v }
+        }
+        return keys
+    }
+
+    private func dictionary(_ keys: [String], _ values: [Value]) -> [String: Value] {
+        var d: [String: Value] = [:]
+        d.reserveCapacity(keys.count)
+        for (k, v) in zip(keys, values) { d[k] = v }
+        return d
+    }
+}
+
+extension Schema {
+    static let rowIDColumnKey = rowIDColumn
+}
+
+extension Value {
+    init(_ dbValue: DatabaseValue, type: AttributeType?) {
+        switch dbValue.storage {
+        case .null: self = .null
+        case .int64(let i):
+            switch type {
+            case .bool: self = .bool(i != 0)
+            case .date: self = .date(i)
+            case .double: self = .double(Double(i))
+            default: self = .integer(i)
+            }
+        case .double(let d): self = type == .integer ? .integer(Int64(d)) : .double(d)
+        case .string(let s): self = .string(s)
+        case .blob(let data): self = .data([UInt8](data))
+        }
+    }
+
+    var databaseValue: DatabaseValue {
+        switch self {
+        case .null: .null
+        case .string(let s): s.databaseValue
+        case .integer(let i), .date(let i): i.databaseValue
+        case .bool(let b): (b ? 1 : 0).databaseValue
+        case .double(let d): d.databaseValue
+        case .data(let d): Data(d).databaseValue
+        }
+    }
+}

@@ -1,0 +1,73 @@
+/// A comparison operator of a predicate.
+public enum Comparison: String, Sendable {
+    case equal = "="
+    case notEqual = "IS NOT"
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
+}
+
+/// A filter on objects of one entity, compiled to SQL so that SQLite does the filtering (seed 002:
+/// fetch no more than needed). Keys are attribute names or to-one relationship names; a to-one
+/// relationship compares with the related object's row id.
+public indirect enum Predicate: Sendable {
+    case all
+    case compare(String, Comparison, Value)
+    case isIn(String, [Value])
+    case related(String, ObjectID?)
+    case and([Predicate])
+    case or([Predicate])
+    case not(Predicate)
+
+
+    func sql(_ entity: Entity, _ arguments: inout [Value]) throws -> String {
+        switch self {
+        case .all:
+            return "1"
+        case let .compare(key, op, value):
+            try check(key, entity)
+            if value.isNull {
+                return op == .equal ? "\(quote(key)) IS NULL" : "\(quote(key)) IS NOT NULL"
+            }
+            arguments.append(value)
+            return "\(quote(key)) \(op == .equal ? "=" : op == .notEqual ? "<>" : op.rawValue) ?"
+        case let .isIn(key, values):
+            try check(key, entity)
+            if values.isEmpty { return "0" }
+            arguments += values
+            return "\(quote(key)) IN (\(values.map { _ in "?" }.joined(separator: ",")))"
+        case let .related(key, id):
+            guard let r = entity.relationship(key), r.storesForeignKey else {
+                throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.foreignKeys.map(\.name))
+            }
+            guard let id else { return "\(quote(key)) IS NULL" }
+            arguments.append(.integer(id.rowID))
+            return "\(quote(key)) = ?"
+        case let .and(ps):
+            return ps.isEmpty ? "1" : "(" + (try ps.map { try $0.sql(entity, &arguments) }).joined(separator: " AND ") + ")"
+        case let .or(ps):
+            return ps.isEmpty ? "0" : "(" + (try ps.map { try $0.sql(entity, &arguments) }).joined(separator: " OR ") + ")"
+        case let .not(p):
+            return "NOT (" + (try p.sql(entity, &arguments)) + ")"
+        }
+    }
+
+    private func check(_ key: String, _ entity: Entity) throws {
+        guard entity.attribute(key) != nil || entity.relationship(key)?.storesForeignKey == true else {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key,
+                                              known: entity.attributes.map(\.name) + entity.foreignKeys.map(\.name))
+        }
+    }
+}
+
+/// One sort key. Text sorts by UTF-8 bytes (SQLite's BINARY collation), exactly like
+/// `Value.compare`, which the merge relies on.
+public struct SortKey: Sendable {
+    public var key: String
+    public var ascending: Bool
+    public init(_ key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+}

@@ -1,0 +1,136 @@
+/// What happens to the destination objects of a relationship when its source object is deleted.
+public enum DeleteRule: String, Sendable, Codable {
+    /// Delete the destination objects too: the source owns them. Removing a member from an owning
+    /// to-many relationship deletes that member, since an owned object cannot live on its own.
+    case cascade
+    /// Clear the destination objects' reference back to the deleted object.
+    case nullify
+    /// Refuse to delete the source while the relationship has a destination.
+    case deny
+}
+
+/// The declaration of an attribute, as a module writes it.
+public struct AttributeDescription: Sendable, Hashable {
+    public var name: String
+    public var type: AttributeType
+    public var isOptional: Bool
+    public var defaultValue: Value
+    /// Free-form metadata, like Core Data's userInfo (for example `diff: exclude`).
+    public var userInfo: [String: String]
+
+    public init(_ name: String, _ type: AttributeType, optional: Bool = true, default defaultValue: Value = .null,
+                userInfo: [String: String] = [:]) {
+        self.name = name
+        self.type = type
+        self.isOptional = optional
+        self.defaultValue = defaultValue
+        self.userInfo = userInfo
+    }
+}
+
+/// The declaration of a relationship, as a module writes it.
+public struct RelationshipDescription: Sendable, Hashable {
+    public var name: String
+    public var destination: String
+    public var inverse: String?
+    public var isToMany: Bool
+    public var deleteRule: DeleteRule
+    public var isOptional: Bool
+    public var userInfo: [String: String]
+
+    public init(_ name: String, destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule,
+                optional: Bool = true, userInfo: [String: String] = [:]) {
+        self.name = name
+        self.destination = destination
+        self.inverse = inverse
+        self.isToMany = toMany
+        self.deleteRule = deleteRule
+        self.isOptional = optional
+        self.userInfo = userInfo
+    }
+
+    public static func toOne(_ name: String, _ destination: String, inverse: String?, deleteRule: DeleteRule = .nullify,
+                             optional: Bool = true, userInfo: [String: String] = [:]) -> Self {
+        .init(name, destination: destination, inverse: inverse, toMany: false, deleteRule: deleteRule,
+              optional: optional, userInfo: userInfo)
+    }
+
+    public static func toMany(_ name: String, _ destination: String, inverse: String?, deleteRule: DeleteRule,
+                              userInfo: [String: String] = [:]) -> Self {
+        .init(name, destination: destination, inverse: inverse, toMany: true, deleteRule: deleteRule, userInfo: userInfo)
+    }
+}
+
+/// The declaration of an entity inside one module.
+///
+/// As in the seeds, what the generic machinery needs to know about an entity lives in its
+/// `userInfo`: `id` names its identifier keys (comma-separated attributes or to-one relationships),
+/// `overwrite` the attributes an import may overwrite (its whitelist), `placeholder` marks a
+/// stand-in for an entity that another module defines.
+public struct EntityDescription: Sendable, Hashable {
+    public var name: String
+    public var parent: String?
+    public var isAbstract: Bool
+    public var attributes: [AttributeDescription]
+    public var relationships: [RelationshipDescription]
+    public var userInfo: [String: String]
+
+    public init(_ name: String, parent: String? = nil, abstract: Bool = false, placeholder: Bool = false,
+                identifier: [String]? = nil, overwritable: [String]? = nil,
+                attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
+                userInfo: [String: String] = [:]) {
+        self.name = name
+        self.parent = parent
+        self.isAbstract = abstract
+        self.attributes = attributes
+        self.relationships = relationships
+        var info = userInfo
+        if placeholder { info[UserInfoKey.placeholder] = "true" }
+        if let identifier { info[UserInfoKey.identifier] = identifier.joined(separator: ",") }
+        if let overwritable { info[UserInfoKey.overwrite] = overwritable.joined(separator: ",") }
+        self.userInfo = info
+    }
+
+    /// A stand-in for an entity defined by another module: it carries only the properties this
+    /// module adds to that entity (local attributes, relationships into this module).
+    public static func placeholder(_ name: String, attributes: [AttributeDescription] = [],
+                                   relationships: [RelationshipDescription] = []) -> Self {
+        .init(name, placeholder: true, attributes: attributes, relationships: relationships)
+    }
+
+    public var isPlaceholder: Bool { userInfo[UserInfoKey.placeholder] == "true" }
+}
+
+/// The userInfo keys the generic machinery reads.
+public enum UserInfoKey {
+    public static let identifier = "id"
+    public static let overwrite = "overwrite"
+    public static let placeholder = "placeholder"
+    /// On an attribute or relationship: `exclude` keeps it out of diffs and change reports.
+    public static let diff = "diff"
+}
+
+/// A named, self-contained piece of a model (seed 004).
+public struct ModelModule: Sendable, Hashable {
+    public var name: String
+    public var entities: [EntityDescription]
+
+    public init(_ name: String, entities: [EntityDescription]) {
+        self.name = name
+        self.entities = entities
+    }
+}
+
+func splitList(_ s: String?) -> [String]? {
+    guard let s else { return nil }
+    return s.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> String {
+        var s = self[...]
+        while let f = s.first, f == " " || f == "\t" { s = s.dropFirst() }
+        while let l = s.last, l == " " || l == "\t" { s = s.dropLast() }
+        return String(s)
+    }
+}

@@ -1,0 +1,201 @@
+/// The type of an attribute, and of the SQLite column it is stored in.
+public enum AttributeType: String, Sendable, Codable, CaseIterable {
+    case string, integer, double, bool, date, data
+
+    /// The SQLite column affinity.
+    var sqlType: String {
+        switch self {
+        case .string: "TEXT"
+        case .integer, .bool, .date: "INTEGER"
+        case .double: "REAL"
+        case .data: "BLOB"
+        }
+    }
+}
+
+/// One attribute value. Dates are UTC instants in whole seconds since 1970 (XMLTV has no finer
+/// resolution), which keeps them exact, cheap to compare and identical in SQL.
+///
+/// Strings compare and hash by their UTF-8 bytes, not by Swift's canonical equivalence: that is how
+/// SQLite's BINARY collation compares them, and a merge that mixed the two would see "é" and
+/// "e\u{301}" as one identifier in Swift and two in the store (see PLATFORM-NOTES).
+public enum Value: Sendable, CustomStringConvertible {
+    case null
+    case string(String)
+    case integer(Int64)
+    case double(Double)
+    case bool(Bool)
+    case date(Int64)
+    case data([UInt8])
+
+    public var isNull: Bool { if case .null = self { true } else { false } }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let i), .date(let i): i
+        case .bool(let b): b ? 1 : 0
+        default: nil
+        }
+    }
+    public var boolValue: Bool? {
+        switch self {
+        case .bool(let b): b
+        case .integer(let i): i != 0
+        default: nil
+        }
+    }
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let d): d
+        case .integer(let i): Double(i)
+        default: nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "null"
+        case .string(let s): s
+        case .integer(let i): String(i)
+        case .double(let d): String(d)
+        case .bool(let b): String(b)
+        case .date(let d): UTCTime.iso8601(d)
+        case .data(let d): "<\(d.count) bytes>"
+        }
+    }
+
+    /// Whether this value may be stored in an attribute of `type`.
+    public func fits(_ type: AttributeType) -> Bool {
+        switch (self, type) {
+        case (.null, _), (.string, .string), (.integer, .integer), (.double, .double),
+             (.bool, .bool), (.date, .date), (.data, .data):
+            true
+        default:
+            false
+        }
+    }
+}
+
+extension Value: Hashable {
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): true
+        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.integer(a), .integer(b)): a == b
+        case let (.double(a), .double(b)): a == b || (a.isNaN && b.isNaN)
+        case let (.bool(a), .bool(b)): a == b
+        case let (.date(a), .date(b)): a == b
+        case let (.data(a), .data(b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .string(let s):
+            hasher.combine(1)
+            for byte in s.utf8 { hasher.combine(byte) }
+        case .integer(let i): hasher.combine(2); hasher.combine(i)
+        case .double(let d): hasher.combine(3); hasher.combine(d)
+        case .bool(let b): hasher.combine(4); hasher.combine(b)
+        case .date(let d): hasher.combine(5); hasher.combine(d)
+        case .data(let d): hasher.combine(6); hasher.combine(d)
+        }
+    }
+}
+
+extension Value {
+    /// Total order used by the merge: the order of SQLite's `ORDER BY` with BINARY collation
+    /// (NULL < numbers < text < blobs; text by UTF-8 bytes).
+    public static func compare(_ lhs: Value, _ rhs: Value) -> Int {
+        func rank(_ v: Value) -> Int {
+            switch v {
+            case .null: 0
+            case .integer, .double, .bool, .date: 1
+            case .string: 2
+            case .data: 3
+            }
+        }
+        let (lr, rr) = (rank(lhs), rank(rhs))
+        if lr != rr { return lr < rr ? -1 : 1 }
+        switch (lhs, rhs) {
+        case let (.string(a), .string(b)): return compareUTF8(a, b)
+        case let (.data(a), .data(b)): return compareBytes(a, b)
+        case (.null, .null): return 0
+        default:
+            if let a = lhs.integerValue, let b = rhs.integerValue, !(lhs.isDouble || rhs.isDouble) {
+                return a < b ? -1 : (a == b ? 0 : 1)
+            }
+            let a = lhs.doubleValue ?? Double(lhs.integerValue ?? 0)
+            let b = rhs.doubleValue ?? Double(rhs.integerValue ?? 0)
+            return a < b ? -1 : (a == b ? 0 : 1)
+        }
+    }
+
+    private var isDouble: Bool { if case .double = self { true } else { false } }
+}
+
+/// Compares two strings by their UTF-8 bytes, like memcmp: SQLite's BINARY collation.
+public func compareUTF8(_ a: String, _ b: String) -> Int {
+    var a = a, b = b
+    return a.withUTF8 { ab in b.withUTF8 { bb in compareBuffers(ab, bb) } }
+}
+
+func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBufferPointer { ab in b.withUnsafeBufferPointer { bb in compareBuffers(ab, bb) } }
+}
+
+private func compareBuffers(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+    let n = min(a.count, b.count)
+    var i = 0
+    while i < n {
+        if a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+        i += 1
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+/// UTC instants as text, without Foundation's calendar machinery.
+public enum UTCTime {
+    /// `2026-11-22T03:00:00Z`
+    public static func iso8601(_ seconds: Int64) -> String {
+        let (y, m, d, hh, mm, ss) = components(seconds)
+        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hh, 2)):\(pad(mm, 2)):\(pad(ss, 2))Z"
+    }
+
+    /// Civil date and time of an instant (proleptic Gregorian, UTC).
+    public static func components(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let rem = Int(seconds - days * 86400)
+        // Howard Hinnant's civil_from_days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        return (Int(y), Int(m), Int(d), rem / 3600, rem % 3600 / 60, rem % 60)
+    }
+
+    /// Seconds since 1970 of a civil UTC date and time.
+    public static func seconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = Int64(month > 2 ? month - 3 : month + 9)
+        let doy = (153 * mp + 2) / 5 + Int64(day) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        return days * 86400 + Int64(hour * 3600 + minute * 60 + second)
+    }
+
+    static func pad(_ value: Int, _ width: Int) -> String {
+        let s = String(value)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// Keeps denormalised aggregates of a parent current from its children's changes (seed 002's
+/// `booksCount`, seed 003's parent watching its children): the number of members of a to-many
+/// relationship, and when a member last changed.
+///
+/// It works from the context's change batches, not from SQLite hooks, and writes inside the same
+/// transaction, so the aggregate always equals what a query computes.
+public final class AggregateMaintainer: ContextObserver, @unchecked Sendable {
+    public let parentEntity: String
+    public let relationship: String
+    public let countKey: String
+    public let lastChangedKey: String?
+    private let clock: @Sendable () -> Int64
+
+    /// - Parameters:
+    ///   - countKey: an integer attribute of the parent that holds the member count.
+    ///   - lastChangedKey: a date attribute of the parent set to `clock()` whenever a member is
+    ///     inserted, changed or deleted.
+    public init(parentEntity: String, relationship: String, countKey: String, lastChangedKey: String?,
+                clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.parentEntity = parentEntity
+        self.relationship = relationship
+        self.countKey = countKey
+        self.lastChangedKey = lastChangedKey
+        self.clock = clock
+    }
+
+    public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        guard let parent = context.model.entity(parentEntity), let r = parent.relationship(relationship),
+              let inverse = r.inverse else { return }
+        var delta: [Int64: Int] = [:]
+        var touched = Set<Int64>()
+        for change in changes.relationshipChanges where change.relationship == relationship
+            && parent.descendants.contains(change.owner.entity) {
+            delta[change.owner.rowID, default: 0] += change.added.count - change.removed.count
+            touched.insert(change.owner.rowID)
+        }
+        for change in changes.updated where context.model.entity(change.id.entity)?.rootName == context.model.entity(r.destination)?.rootName {
+            if let owner = change.foreignKeys[inverse] { touched.insert(owner) }
+        }
+        guard !touched.isEmpty else { return }
+        let now = clock()
+        for rowID in touched.sorted() {
+            let id = ObjectID(entity: parentEntity, rowID: rowID)
+            guard let current = try context.object(id, keys: [countKey]) else { continue }   // deleted parent
+            var values: [String: Value] = [:]
+            if let d = delta[rowID], d != 0 {
+                values[countKey] = .integer((current[countKey].integerValue ?? 0) + Int64(d))
+            }
+            if let lastChangedKey { values[lastChangedKey] = .date(now) }
+            if !values.isEmpty { try context.update(id, values) }
+        }
+    }
+}
+
+/// Collects the parents whose members changed in saved transactions: the exporter rewrites only
+/// their feeds. Rolled-back (dry-run) transactions leave it untouched.
+public final class DirtyOwnersObserver: ContextObserver, @unchecked Sendable {
+    public let parentEntity: String
+    public let relationship: String
+    private let lock = NSLock()
+    private var pendingOwners = Set<Int64>()
+    private var saved = Set<Int64>()
+
+    public init(parentEntity: String, relationship: String) {
+        self.parentEntity = parentEntity
+        self.relationship = relationship
+    }
+
+    /// Row ids of the parents changed by saved transactions since the last `reset()`.
+    public var dirtyOwners: Set<Int64> { lock.withLock { saved } }
+    public func reset() { lock.withLock { saved.removeAll() } }
+
+    public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        guard let parent = context.model.entity(parentEntity), let r = parent.relationship(relationship),
+              let inverse = r.inverse, let destination = context.model.entity(r.destination) else { return }
+        var owners = Set<Int64>()
+        for change in changes.relationshipChanges where change.relationship == relationship { owners.insert(change.owner.rowID) }
+        for change in changes.all where context.model.entity(change.id.entity)?.rootName == destination.rootName {
+            if let owner = change.foreignKeys[inverse] { owners.insert(owner) }
+        }
+        for change in changes.all where parent.descendants.contains(change.id.entity) { owners.insert(change.id.rowID) }
+        lock.withLock { pendingOwners.formUnion(owners) }
+    }
+
+    public func contextDidRollBack() {
+        lock.withLock { pendingOwners.removeAll() }
+    }
+
+    public func contextDidSave(_ summary: ChangeSummary) {
+        lock.withLock {
+            saved.formUnion(pendingOwners)
+            pendingOwners.removeAll()
+        }
+    }
+}

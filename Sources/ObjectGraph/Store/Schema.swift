@@ -1,0 +1,111 @@
+/// The SQL schema derived from a model: one table per inheritance tree (single-table
+/// inheritance, as Core Data's SQLite store does), a column per attribute and per foreign key.
+struct Schema: Sendable, Hashable {
+    struct Column: Sendable, Hashable {
+        var name: String
+        var sqlType: String
+        var defaultValue: Value
+        var references: String?
+    }
+    struct Table: Sendable, Hashable {
+        var name: String
+        var columns: [Column]
+        var hasEntityColumn: Bool
+        var uniqueKeys: [String]
+        var indexed: [String]
+    }
+    var tables: [Table]
+
+    static let rowIDColumn = "_pk"
+    static let entityColumn = "_entity"
+
+    init(model: ObjectModel) {
+        tables = model.roots.map { root in
+            var columns: [Column] = []
+            var seen = Set<String>()
+            var indexed: [String] = []
+            for entity in model.tree(of: root) {
+                for a in entity.attributes where seen.insert(a.name).inserted {
+                    columns.append(Column(name: a.name, sqlType: a.type.sqlType, defaultValue: a.defaultValue))
+                }
+                for r in entity.foreignKeys where seen.insert(r.name).inserted {
+                    let destinationRoot = model.entity(r.destination)?.rootName ?? r.destination
+                    columns.append(Column(name: r.name, sqlType: "INTEGER", defaultValue: .null, references: destinationRoot))
+                    indexed.append(r.name)
+                }
+            }
+            return Table(name: root.name, columns: columns, hasEntityColumn: root.descendants.count > 1,
+                         uniqueKeys: root.identifier, indexed: indexed)
+        }
+    }
+
+    /// A canonical text of everything that decides the on-disk layout.
+    var canonicalText: String {
+        tables.sorted { $0.name < $1.name }.map { t in
+            "table \(t.name)\(t.hasEntityColumn ? " +entity" : "") unique(\(t.uniqueKeys.joined(separator: ",")))\n"
+                + t.columns.sorted { $0.name < $1.name }.map { "  \($0.name) \($0.sqlType)\($0.references.map { " -> \($0)" } ?? "")\n" }.joined()
+        }.joined()
+    }
+
+    var fingerprint: String { fnv1a64Hex(canonicalText) }
+
+    static func createTableSQL(_ t: Table) -> String {
+        var parts = ["\(quote(rowIDColumn)) INTEGER PRIMARY KEY"]
+        if t.hasEntityColumn { parts.append("\(quote(entityColumn)) TEXT NOT NULL") }
+        for c in t.columns { parts.append(columnSQL(c)) }
+        return "CREATE TABLE \(quote(t.name)) (\(parts.joined(separator: ", ")))"
+    }
+
+    static func columnSQL(_ c: Column) -> String {
+        var s = "\(quote(c.name)) \(c.sqlType)"
+        if !c.defaultValue.isNull { s += " DEFAULT \(literal(c.defaultValue))" }
+        if let r = c.references { s += " REFERENCES \(quote(r))(\(quote(rowIDColumn)))" }
+        return s
+    }
+
+    static func indexSQL(_ t: Table) -> [String] {
+        var sql: [String] = []
+        if !t.uniqueKeys.isEmpty {
+            sql.append("CREATE UNIQUE INDEX IF NOT EXISTS \(quote("\(t.name)_identity")) ON \(quote(t.name)) (\(t.uniqueKeys.map(quote).joined(separator: ", ")))")
+        }
+        for c in t.indexed where !(t.uniqueKeys.first == c) {
+            sql.append("CREATE INDEX IF NOT EXISTS \(quote("\(t.name)_\(c)")) ON \(quote(t.name)) (\(quote(c)))")
+        }
+        return sql
+    }
+
+    static func literal(_ v: Value) -> String {
+        switch v {
+        case .null: "NULL"
+        case .string(let s): "'" + s.replacingAll("'", with: "''") + "'"
+        case .integer(let i), .date(let i): String(i)
+        case .bool(let b): b ? "1" : "0"
+        case .double(let d): String(d)
+        case .data(let d): "X'" + d.map { hexByte($0) }.joined() + "'"
+        }
+    }
+}
+
+/// An SQL identifier, quoted.
+func quote(_ name: String) -> String { "\"" + name.replacingAll("\"", with: "\"\"") + "\"" }
+
+func hexByte(_ b: UInt8) -> String {
+    let digits = Array("0123456789abcdef")
+    return String([digits[Int(b >> 4)], digits[Int(b & 15)]])
+}
+
+/// A stable 64-bit FNV-1a hash of a string's UTF-8 bytes, as 16 hex digits.
+public func fnv1a64Hex(_ s: String) -> String {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return (0..<8).reversed().map { hexByte(UInt8(truncatingIfNeeded: h >> (UInt64($0) * 8))) }.joined()
+}
+
+extension String {
+    func replacingAll(_ target: Character, with replacement: String) -> String {
+        var out = ""
+        out.reserveCapacity(utf8.count)
+        for c in self { if c == target { out += replacement } else { out.append(c) } }
+        return out
+    }
+}

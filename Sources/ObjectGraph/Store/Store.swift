@@ -1,0 +1,174 @@
+import Foundation
+import GRDB
+
+/// A SQLite database whose schema is derived from an `ObjectModel`.
+///
+/// Opening a store creates the schema, or migrates it additively when modules added entities or
+/// attributes, and refuses a database made by an incompatible model (a removed attribute, a
+/// changed type) with a message listing why: data is never dropped silently.
+public final class Store: Sendable {
+    public let model: ObjectModel
+    /// The file path, or `:memory:`.
+    public let path: String
+    let queue: DatabaseQueue
+    let schema: Schema
+    private let observerBox = ObserverBox()
+
+    /// Opens (creating if needed) the database at `path`.
+    public convenience init(path: String, model: ObjectModel) throws {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        config.prepareDatabase { db in
+            // Defaults are tuned for safety on phones; a nightly batch job wants WAL, fewer fsyncs,
+            // a larger cache and no zero-filling of freed pages.
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA cache_size = -131072")
+            try db.execute(sql: "PRAGMA secure_delete = OFF")
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
+        }
+        let queue: DatabaseQueue
+        do {
+            queue = try DatabaseQueue(path: path, configuration: config)
+        } catch {
+            throw StoreError.cannotOpen(path: path, reason: "\(error)")
+        }
+        try self.init(queue: queue, path: path, model: model)
+    }
+
+    /// An in-memory store, for tests (seed 002).
+    public static func inMemory(model: ObjectModel) throws -> Store {
+        var config = Configuration()
+        config.foreignKeysEnabled = true
+        return try Store(queue: DatabaseQueue(configuration: config), path: ":memory:", model: model)
+    }
+
+    private init(queue: DatabaseQueue, path: String, model: ObjectModel) throws {
+        self.queue = queue
+        self.path = path
+        self.model = model
+        self.schema = Schema(model: model)
+        try migrate()
+    }
+
+    /// The fingerprint of the model's schema, as stored in the database.
+    public var fingerprint: String { schema.fingerprint }
+
+    // MARK: Observers
+
+    /// Registers an observer for every context this store creates from now on.
+    public func addObserver(_ observer: any ContextObserver) {
+        observerBox.add(observer)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction and commits it, or rolls it back when `dryRun` is true
+    /// or `body` throws. Observers see every change as it is processed and, after a commit, the save.
+    @discardableResult
+    public func write<T>(dryRun: Bool = false, recordChanges: Bool = true,
+                         _ body: (ObjectContext) throws -> T) throws -> (result: T, summary: ChangeSummary) {
+        var outcome: (T, ChangeSummary)?
+        let observers = observerBox.all
+        do {
+        try queue.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
+                let result = try body(context)
+                try context.processPendingChanges()
+                outcome = (result, context.summary)
+                return dryRun ? .rollback : .commit
+            }
+        }
+        } catch {
+            for observer in observers { observer.contextDidRollBack() }
+            throw error
+        }
+        let (result, summary) = outcome!
+        for observer in observers {
+            if dryRun { observer.contextDidRollBack() } else { observer.contextDidSave(summary) }
+        }
+        return (result, summary)
+    }
+
+    /// Runs `body` with a read-only context.
+    public func read<T>(_ body: (ObjectContext) throws -> T) throws -> T {
+        try queue.read { db in
+            try body(ObjectContext(db: db, store: self, observers: [], recordChanges: false))
+        }
+    }
+
+    /// Direct access for code below the object layer (benchmarks, run records, raw checks).
+    public func withDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+        try queue.writeWithoutTransaction(body)
+    }
+
+    // MARK: Schema
+
+    private static let metaTable = "_tvimport_meta"
+
+    private func migrate() throws {
+        let schema = self.schema
+        try queue.writeWithoutTransaction { db in
+            try db.inTransaction {
+                try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quote(Self.metaTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                let stored = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'fingerprint'")
+                if stored == schema.fingerprint { return .commit }
+
+                var reasons: [String] = []
+                var statements: [String] = []
+                for table in schema.tables {
+                    let exists = try db.tableExists(table.name)
+                    let existing = exists
+                        ? try db.columns(in: table.name).reduce(into: [String: String]()) { $0[$1.name] = $1.type.uppercased() }
+                        : [:]
+                    if !exists {
+                        statements.append(Schema.createTableSQL(table))
+                    } else {
+                        for column in table.columns {
+                            if let type = existing[column.name] {
+                                if type != column.sqlType {
+                                    reasons.append("\(table.name).\(column.name) is \(type) in the database but \(column.sqlType) in the model")
+                                }
+                            } else {
+                                statements.append("ALTER TABLE \(quote(table.name)) ADD COLUMN \(Schema.columnSQL(column))")
+                            }
+                        }
+                        let modelColumns = Set(table.columns.map(\.name) + [Schema.rowIDColumn, Schema.entityColumn])
+                        for name in existing.keys.sorted() where !modelColumns.contains(name) {
+                            reasons.append("\(table.name).\(name) exists in the database but no module of the model declares it (was a module removed from the config?)")
+                        }
+                    }
+                    statements += Schema.indexSQL(table)
+                }
+                let modelTables = Set(schema.tables.map(\.name))
+                for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_%' ESCAPE '\\'")
+                where !modelTables.contains(name) {
+                    reasons.append("table \(name) exists in the database but no module of the model declares that entity")
+                }
+                if !reasons.isEmpty { throw ObjectGraphError.incompatibleStore(path: path, reasons: reasons) }
+                for sql in statements { try db.execute(sql: sql) }
+                try db.execute(sql: "INSERT OR REPLACE INTO \(quote(Self.metaTable)) (key, value) VALUES ('fingerprint', ?), ('schema', ?)",
+                               arguments: [schema.fingerprint, schema.canonicalText])
+                return .commit
+            }
+        }
+    }
+}
+
+/// Errors opening a store.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    case cannotOpen(path: String, reason: String)
+    public var description: String {
+        switch self {
+        case let .cannotOpen(path, reason): "cannot open database \(path): \(reason)"
+        }
+    }
+}
+
+private final class ObserverBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var observers: [any ContextObserver] = []
+    func add(_ o: any ContextObserver) { lock.withLock { observers.append(o) } }
+    var all: [any ContextObserver] { lock.withLock { observers } }
+}
