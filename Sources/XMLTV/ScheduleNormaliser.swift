@@ -1,0 +1,91 @@
+// One channel's programmes -> sorted, de-duplicated, with stops filled or repaired, overlaps reported.
+
+public enum ScheduleNormaliser {
+    /// `programmes` may come in any order; they are taken as belonging to `channel`.
+    public static func normalise(_ programmes: [XMLTVProgramme], channel: String)
+        -> (programmes: [XMLTVProgramme], warnings: [XMLTVWarning]) {
+        var warnings: [XMLTVWarning] = []
+        func warn(_ kind: String, _ message: String, _ p: XMLTVProgramme) {
+            warnings.append(XMLTVWarning(kind: kind, message: message, line: p.line, channel: channel))
+        }
+
+        // Identity is (start, clumpIndex); document order (line) decides which copy wins.
+        let sorted = programmes.sorted {
+            ($0.start, $0.clumpIndex, $0.line) < ($1.start, $1.clumpIndex, $1.line)
+        }
+        var unique: [XMLTVProgramme] = []
+        unique.reserveCapacity(sorted.count)
+        var index = 0
+        while index < sorted.count {
+            var end = index + 1
+            while end < sorted.count, sorted[end].start == sorted[index].start,
+                  sorted[end].clumpIndex == sorted[index].clumpIndex { end += 1 }
+            let winner = sorted[end - 1]
+            for loser in sorted[index..<(end - 1)] {
+                if sameContent(loser, winner) {
+                    warn("duplicate", "duplicate of \(describe(winner)) (line \(winner.line)) dropped", loser)
+                } else {
+                    warn("conflicting-duplicate",
+                         "\(describe(loser)) replaced by a later programme with the same start: \(describe(winner)) (line \(winner.line))",
+                         loser)
+                }
+            }
+            unique.append(winner)
+            index = end
+        }
+
+        // Stops: the next different start bounds what a missing or broken stop can be.
+        var nextStart: Int64? = nil
+        var i = unique.count - 1
+        var followingStart: Int64? = nil   // start of the group after the current start group
+        while i >= 0 {
+            if i + 1 < unique.count, unique[i + 1].start != unique[i].start { followingStart = unique[i + 1].start }
+            nextStart = followingStart
+            var p = unique[i]
+            if let stop = p.stop, stop < p.start {
+                let repaired = stop + 86_400
+                if repaired > p.start, nextStart.map({ repaired <= $0 }) ?? true {
+                    warn("repaired-stop", "stop \(XMLTVTime.format(stop)) before start of \(describe(p)): read as the next day", p)
+                    p.stop = repaired
+                } else {
+                    warn("dropped-stop", "stop \(XMLTVTime.format(stop)) before start of \(describe(p)) ignored", p)
+                    p.stop = nil
+                }
+            }
+            if p.stop == nil {
+                if let nextStart {
+                    p.stop = nextStart
+                } else {
+                    warn("missing-stop", "\(describe(p)) has no stop time and none can be inferred", p)
+                }
+            }
+            unique[i] = p
+            i -= 1
+        }
+
+        // Overlaps, like tv_sort: each programme against the one before it, intervals half-open,
+        // members of one clump (same start, clumpCount > 1) exempt.
+        if unique.count > 1 {
+            for k in 1..<unique.count {
+                let previous = unique[k - 1], current = unique[k]
+                guard let previousStop = previous.stop, previousStop > current.start else { continue }
+                if previous.start == current.start, previous.clumpCount > 1, current.clumpCount > 1 { continue }
+                warn("overlap", "\(describe(previous)) (line \(previous.line)) overlaps \(describe(current))", current)
+            }
+        }
+        return (unique, warnings)
+    }
+
+    static func sameContent(_ a: XMLTVProgramme, _ b: XMLTVProgramme) -> Bool {
+        var a = a
+        a.line = b.line
+        return a == b
+    }
+
+    /// "'Title' at 20011228113100-|20011228113101", the way tv_sort names programmes.
+    static func describe(_ p: XMLTVProgramme) -> String {
+        let title = p.titles.first?.text ?? "(untitled)"
+        let stop = p.stop.map { XMLTVTime.format($0) } ?? ""
+        return "'\(title)' at \(XMLTVTime.format(p.start))-|\(stop)"
+    }
+}

@@ -1,0 +1,139 @@
+// XMLTV times: `YYYY[MM[DD[hh[mm[ss]]]]] [zone]`, converted with integer arithmetic only.
+
+public enum XMLTVTime {
+    /// UTC seconds since 1970 and whether the string named a zone (no zone means UTC).
+    /// Returns nil for anything outside the grammar or with out-of-range fields.
+    public static func parse(_ s: String) -> (utc: Int64, hadZone: Bool)? {
+        var copy = s
+        return copy.withUTF8 { bytes in
+            guard let parts = components(bytes) else { return nil }
+            return (parts.local - Int64(parts.offset ?? 0), parts.offset != nil)
+        }
+    }
+
+    /// Local seconds (the wall clock read as if UTC) and the zone offset in seconds east of UTC, if any.
+    static func components(_ b: UnsafeBufferPointer<UInt8>) -> (local: Int64, offset: Int?)? {
+        var i = 0
+        let n = b.count
+        while i < n, isSpace(b[i]) { i += 1 }
+        let digitsStart = i
+        while i < n, isDigit(b[i]) { i += 1 }
+        let digitCount = i - digitsStart
+        // Checking the count first keeps absurdly long numbers from overflowing anything.
+        guard digitCount >= 4, digitCount <= 14, digitCount % 2 == 0 else { return nil }
+        func field(_ at: Int, _ width: Int, _ fallback: Int) -> Int {
+            guard at + width <= digitCount else { return fallback }
+            var v = 0
+            for k in 0..<width { v = v * 10 + Int(b[digitsStart + at + k] &- 48) }
+            return v
+        }
+        let year = field(0, 4, 1970), month = field(4, 2, 1), day = field(6, 2, 1)
+        let hour = field(8, 2, 0), minute = field(10, 2, 0), second = field(12, 2, 0)
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+        let local = daysFromCivil(year: year, month: month, day: day) * 86_400
+            + Int64(hour * 3600 + minute * 60 + second)
+
+        while i < n, isSpace(b[i]) { i += 1 }
+        if i == n { return (local, nil) }
+        guard let offset = zoneOffset(UnsafeBufferPointer(rebasing: b[i...])) else { return nil }
+        return (local, offset)
+    }
+
+    /// `+hhmm`, `+hh:mm`, `+hh`, `-…`, `Z` or a common abbreviation; trailing blanks allowed.
+    static func zoneOffset(_ z: UnsafeBufferPointer<UInt8>) -> Int? {
+        var end = z.count
+        while end > 0, isSpace(z[end - 1]) { end -= 1 }
+        guard end > 0 else { return nil }
+        let sign = z[0]
+        if sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            var digits: [Int] = []
+            var k = 1
+            while k < end {
+                let c = z[k]
+                if isDigit(c) { digits.append(Int(c - 48)) } else if c == UInt8(ascii: ":"), digits.count == 2 {
+                    // separator between hours and minutes
+                } else { return nil }
+                if digits.count > 4 { return nil }
+                k += 1
+            }
+            let hours: Int, minutes: Int
+            switch digits.count {
+            case 2: hours = digits[0] * 10 + digits[1]; minutes = 0
+            case 4: hours = digits[0] * 10 + digits[1]; minutes = digits[2] * 10 + digits[3]
+            default: return nil
+            }
+            guard hours <= 14, minutes <= 59 else { return nil }
+            let seconds = hours * 3600 + minutes * 60
+            return sign == UInt8(ascii: "-") ? -seconds : seconds
+        }
+        guard end <= 5 else { return nil }
+        var name = ""
+        for k in 0..<end {
+            let c = z[k]
+            guard (c >= 65 && c <= 90) || (c >= 97 && c <= 122) else { return nil }
+            name.unicodeScalars.append(Unicode.Scalar(c >= 97 ? c - 32 : c))
+        }
+        return namedZones[name].map { $0 * 60 }
+    }
+
+    /// Abbreviations seen in real feeds, in minutes east of UTC. Ambiguous ones (IST, CST as China) are
+    /// resolved the way XMLTV's own Date::Manip-based tools do.
+    static let namedZones: [String: Int] = [
+        "Z": 0, "UT": 0, "UTC": 0, "GMT": 0, "WET": 0,
+        "BST": 60, "IST": 60, "WEST": 60, "CET": 60, "MET": 60,
+        "CEST": 120, "MEST": 120, "EET": 120, "SAST": 120,
+        "EEST": 180, "MSK": 180,
+        "EST": -300, "EDT": -240, "CST": -360, "CDT": -300,
+        "MST": -420, "MDT": -360, "PST": -480, "PDT": -420,
+        "AKST": -540, "AKDT": -480, "HST": -600,
+        "AST": -240, "ADT": -180, "NST": -210, "NDT": -150,
+        "JST": 540, "KST": 540, "AWST": 480,
+        "ACST": 570, "ACDT": 630, "AEST": 600, "AEDT": 660, "NZST": 720, "NZDT": 780,
+    ]
+
+    @inline(__always) static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
+    @inline(__always) static func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
+
+    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return isLeap(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let m = Int64(month)
+        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// `YYYYMMDDhhmmss` in UTC, for messages.
+    static func format(_ utc: Int64) -> String {
+        let days = utc >= 0 ? utc / 86_400 : (utc - 86_399) / 86_400
+        let secs = Int(utc - days * 86_400)
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        func pad(_ v: Int64, _ w: Int) -> String {
+            let s = String(v)
+            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
+        }
+        return pad(y, 4) + pad(m, 2) + pad(d, 2)
+            + pad(Int64(secs / 3600), 2) + pad(Int64(secs / 60 % 60), 2) + pad(Int64(secs % 60), 2)
+    }
+}
