@@ -1,0 +1,153 @@
+import ObjectGraph
+import XMLTV
+
+/// An object coming from a feed, shaped for the merge: values in the order of its layout's keys,
+/// and the members of each owned to-many relationship the layout carries.
+public struct IncomingObject: Sendable {
+    public var values: [Value]
+    public var children: [[IncomingObject]]
+    /// A hash of everything above: an unchanged object is recognised without reading it back.
+    public var contentHash: Int64?
+
+    public init(values: [Value], children: [[IncomingObject]] = [], contentHash: Int64? = nil) {
+        self.values = values
+        self.children = children
+        self.contentHash = contentHash
+    }
+}
+
+/// Turns XMLTV records into incoming objects of the listings model. This is the only place that
+/// knows both vocabularies.
+public enum ListingsMapper {
+    public static let channelKeys = TVModel.channelFeedAttributes.map(\.name)
+    public static let programmeKeys = TVModel.programmeFeedAttributes.map(\.name)
+    public static let creditKeys = ["role", "name", "character", "isGuest", "position"]
+    public static let categoryKeys = ["name", "lang", "position"]
+
+    public static func channel(_ c: XMLTVChannel) -> IncomingObject {
+        let (first, rest) = split(c.displayNames)
+        return IncomingObject(values: [
+            .string(c.id), text(first?.text), text(lines(rest)), text(c.icons.first?.src), text(c.urls.first),
+        ])
+    }
+
+    /// A channel known only from its programmes: its id is all we have.
+    public static func bareChannel(_ id: String) -> IncomingObject {
+        IncomingObject(values: [.string(id), .null, .null, .null, .null])
+    }
+
+    public static func programme(_ p: XMLTVProgramme) -> IncomingObject {
+        let (title, otherTitles) = split(p.titles)
+        let (subTitle, otherSubTitles) = split(p.subTitles)
+        let (desc, otherDescs) = split(p.descriptions)
+        let other = otherTitles.map { ("title", $0) } + otherSubTitles.map { ("sub-title", $0) } + otherDescs.map { ("desc", $0) }
+        let preferred = p.episodeNumbers.first { $0.system == "xmltv_ns" && ($0.season != nil || $0.episode != nil) }
+            ?? p.episodeNumbers.first { $0.season != nil || $0.episode != nil }
+        var values: [Value] = [
+            .date(p.start), .integer(Int64(p.clumpIndex)), p.stop.map(Value.date) ?? .null, .integer(Int64(p.clumpCount)),
+            text(title?.text), text(subTitle?.text), text(desc?.text),
+            text(other.isEmpty ? nil : other.map { "\($0.0)\t\($0.1.lang ?? "")\t\($0.1.text)" }.joined(separator: "\n")),
+            text(p.date), text(lines(p.keywords)), text(p.language), text(p.originalLanguage),
+            p.length.map { .integer(Int64($0)) } ?? .null,
+            text(p.icons.first?.src), text(p.urls.first), text(p.countries.isEmpty ? nil : p.countries.joined(separator: "\n")),
+            text(p.episodeNumbers.isEmpty ? nil : p.episodeNumbers.map { "\($0.system)=\($0.raw)" }.joined(separator: "\n")),
+        ]
+        for n in [preferred?.season, preferred?.seasonCount, preferred?.episode, preferred?.episodeCount, preferred?.part, preferred?.partCount] {
+            values.append(n.map { .integer(Int64($0)) } ?? .null)
+        }
+        values += [
+            text(keyed(p.video)), text(keyed(p.audio)),
+            .bool(p.previouslyShown), text(p.previouslyShownStart), .bool(p.premiere), .bool(p.lastChance), .bool(p.isNew),
+            text(p.subtitles.isEmpty ? nil : p.subtitles.map { $0.isEmpty ? "untyped" : $0 }.joined(separator: "\n")),
+            text(p.ratings.isEmpty ? nil : p.ratings.map { "\($0.system ?? "")=\($0.value)" }.joined(separator: "\n")),
+            text(p.starRatings.isEmpty ? nil : p.starRatings.map { "\($0.system ?? "")=\($0.value)" }.joined(separator: "\n")),
+        ]
+        // Owned members, sorted by their identifier (the merge walks them as a sorted stream);
+        // the same person in the same role twice is one credit.
+        var credits: [IncomingObject] = []
+        var seenCredits = Set<[UInt8]>()
+        for (i, c) in p.credits.enumerated() where seenCredits.insert(Array((c.role + "\u{0}" + c.name).utf8)).inserted {
+            credits.append(IncomingObject(values: [.string(c.role), .string(c.name), text(c.character), .bool(c.isGuest), .integer(Int64(i))]))
+        }
+        credits.sort { identifierLess($0, $1, positions: [0, 1]) }
+        var categories: [IncomingObject] = []
+        var seenCategories = Set<[UInt8]>()
+        for (i, c) in p.categories.enumerated() where !c.text.isEmpty
+            && seenCategories.insert(Array((c.text + "\u{0}" + (c.lang ?? "")).utf8)).inserted {
+            categories.append(IncomingObject(values: [.string(c.text), .string(c.lang ?? ""), .integer(Int64(i))]))
+        }
+        categories.sort { identifierLess($0, $1, positions: [0, 1]) }
+        var object = IncomingObject(values: values, children: [credits, categories])
+        object.contentHash = ContentHash.of(object)
+        return object
+    }
+
+    static func identifierLess(_ a: IncomingObject, _ b: IncomingObject, positions: [Int]) -> Bool {
+        for p in positions {
+            let c = Value.compare(a.values[p], b.values[p])
+            if c != 0 { return c < 0 }
+        }
+        return false
+    }
+
+    private static func text(_ s: String?) -> Value {
+        guard let s, !s.isEmpty else { return .null }
+        return .string(s)
+    }
+
+    /// The preferred text (the first, as listed: XMLTV puts the main language first) and the rest.
+    private static func split(_ texts: [LocalizedText]) -> (LocalizedText?, [LocalizedText]) {
+        let nonEmpty = texts.filter { !$0.text.isEmpty }
+        return (nonEmpty.first, Array(nonEmpty.dropFirst()))
+    }
+
+    private static func lines(_ texts: [LocalizedText]) -> String? {
+        texts.isEmpty ? nil : texts.map(\.text).joined(separator: "\n")
+    }
+
+    private static func keyed(_ d: [String: String]) -> String? {
+        d.isEmpty ? nil : d.keys.sorted().map { "\($0)=\(d[$0]!)" }.joined(separator: "\n")
+    }
+}
+
+/// A stable 64-bit hash of an incoming object's values and members (FNV-1a over a canonical
+/// byte encoding): equal content gives an equal hash on every run and machine.
+public enum ContentHash {
+    public static func of(_ object: IncomingObject) -> Int64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        add(object, &h)
+        return Int64(bitPattern: h)
+    }
+
+    private static func add(_ object: IncomingObject, _ h: inout UInt64) {
+        for v in object.values { add(v, &h) }
+        for members in object.children {
+            byte(0xFE, &h)
+            for m in members { add(m, &h) }
+        }
+    }
+
+    private static func add(_ v: Value, _ h: inout UInt64) {
+        switch v {
+        case .null: byte(0, &h)
+        case .string(let s):
+            byte(1, &h)
+            for b in s.utf8 { byte(b, &h) }
+            byte(0xFF, &h)
+        case .integer(let i), .date(let i):
+            byte(2, &h)
+            for k in 0..<8 { byte(UInt8(truncatingIfNeeded: i >> (k * 8)), &h) }
+        case .double(let d):
+            byte(3, &h)
+            for k in 0..<8 { byte(UInt8(truncatingIfNeeded: d.bitPattern >> (k * 8)), &h) }
+        case .bool(let b): byte(b ? 5 : 4, &h)
+        case .data(let d):
+            byte(6, &h)
+            for b in d { byte(b, &h) }
+        }
+    }
+
+    @inline(__always) private static func byte(_ b: UInt8, _ h: inout UInt64) {
+        h = (h ^ UInt64(b)) &* 0x100_0000_01b3
+    }
+}

@@ -1,0 +1,287 @@
+import Foundation
+import Listings
+import ObjectGraph
+import XMLTV
+
+/// How one source's import is run.
+public struct ImportOptions: Sendable {
+    public var source: String
+    /// Skip the safety guard.
+    public var force: Bool
+    /// The largest share of the source's stored programmes or channels one import may delete.
+    public var maxDeleteShare: Double
+    /// Collect every change (for dry-run reports and change files); otherwise only count.
+    public var collectChanges: Bool
+    public var reader: XMLTVReaderOptions
+    /// "Now", for the guard's "anything in the future?" question.
+    public var now: Int64
+
+    public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
+                reader: XMLTVReaderOptions = .init(), now: Int64 = Int64(Date().timeIntervalSince1970)) {
+        self.source = source
+        self.force = force
+        self.maxDeleteShare = maxDeleteShare
+        self.collectChanges = collectChanges
+        self.reader = reader
+        self.now = now
+    }
+}
+
+/// A problem in the data that did not stop the import, with where it was found.
+public struct ImportWarning: Sendable, Codable, Hashable {
+    public var kind: String
+    public var message: String
+    public var source: String
+    public var file: String?
+    public var line: Int?
+    public var channel: String?
+}
+
+/// What one source's import did.
+public struct SourceImportReport: Sendable {
+    public var source: String
+    public var channels = MergeTally()
+    public var programmes = MergeTally()
+    /// Stored programmes before each channel's window: history, kept.
+    public var keptAsHistory = 0
+    /// Per channel id: the covered window [start, stop) inside which missing programmes were deleted.
+    public var windows: [String: (start: Int64, end: Int64)] = [:]
+    public var warnings: [ImportWarning] = []
+    public var changes: [MergeChange] = []
+    /// The safety guard's verdict, in words.
+    public var guardVerdict = "passed"
+    public var programmesRead = 0
+    /// Row ids of the channels whose programmes (or own attributes) changed.
+    public var touchedChannels = Set<Int64>()
+}
+
+/// Why an import was refused. Nothing was changed.
+public enum ImportError: Error, Sendable, CustomStringConvertible {
+    case badInput(XMLTVError)
+    case safetyGuard(source: String, reason: String)
+    case notSorted(String)
+
+    public var description: String {
+        switch self {
+        case .badInput(let e): "\(e)"
+        case let .safetyGuard(source, reason): "source '\(source)' refused by the safety guard: \(reason) (nothing was changed; --force overrides)"
+        case .notSorted(let m): m
+        }
+    }
+}
+
+/// Imports XMLTV files as one source into the listings model, following CONTRACT.md's merge
+/// semantics: identities, duplicates, whitelists, delete scope per channel window, history,
+/// channel deletion and the safety guard. Call it inside one `Store.write` transaction: a thrown
+/// error rolls everything back.
+public final class GuideImporter {
+    let context: ObjectContext
+    let options: ImportOptions
+    let channelLayout: MergeLayout
+    let programmeLayout: MergeLayout
+    let merge: SortedMerge
+    private(set) var report: SourceImportReport
+    private var channelIDs: [String: Int64] = [:]
+    private var createdChannels = Set<Int64>()
+    private var finishedBlocks = Set<[UInt8]>()
+    private var storedProgrammesBefore = 0
+    private var storedChannelsBefore = 0
+    private var anyInFuture = false
+    /// A guide not grouped by channel is merged from a staging table instead; see `importGuide`.
+    struct NotGroupedByChannel: Error { let channel: String }
+
+    public init(context: ObjectContext, options: ImportOptions, overwritable: [String: Set<String>] = [:]) throws {
+        self.context = context
+        self.options = options
+        let model = context.model
+        let credit = try MergeLayout(entity: model.requireEntity("Credit"), keys: ListingsMapper.creditKeys,
+                                     parentKey: "programme", overwritable: overwritable["Credit"])
+        let category = try MergeLayout(entity: model.requireEntity("Category"), keys: ListingsMapper.categoryKeys,
+                                       parentKey: "programme", overwritable: overwritable["Category"])
+        programmeLayout = try MergeLayout(entity: model.requireEntity("Programme"), keys: ListingsMapper.programmeKeys,
+                                          parentKey: "channel", children: [("credits", credit), ("categories", category)],
+                                          overwritable: overwritable["Programme"])
+        channelLayout = try MergeLayout(entity: model.requireEntity("Channel"), keys: ListingsMapper.channelKeys,
+                                        overwritable: overwritable["Channel"])
+        var collected: [MergeChange] = []
+        let source = options.source
+        report = SourceImportReport(source: source)
+        let collect = options.collectChanges
+        merge = SortedMerge(context: context, insertValues: ["source": .string(source)], deletableKeys: ["source"],
+                            deletable: { $0["source"] == .string(source) },
+                            onChange: collect ? { collected.append($0) } : nil)
+        changeSink = { collected }
+        storedProgrammesBefore = try context.count("Programme", where: .compare("source", .equal, .string(source)))
+        storedChannelsBefore = try context.count("Channel", where: .compare("source", .equal, .string(source)))
+    }
+
+    private var changeSink: () -> [MergeChange]
+
+    /// Reads and merges the files, streaming: one channel's programmes at a time.
+    public func run(files: [String]) throws -> SourceImportReport {
+        var declared: [String: XMLTVChannel] = [:]
+        var block: [XMLTVProgramme] = []
+        var blockChannel: String?
+        for file in files {
+            let reader: XMLTVReader
+            do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
+            do {
+                while let item = try reader.next() {
+                    switch item {
+                    case .channel(let c):
+                        if declared[c.id] != nil {
+                            warn("duplicate-channel", "channel '\(c.id)' is declared twice; the last declaration wins", file, c.line, c.id)
+                        }
+                        declared[c.id] = c
+                    case .programme(let p):
+                        if p.channel != blockChannel {
+                            if let channel = blockChannel { try finishBlock(channel, block, file: file) }
+                            block.removeAll(keepingCapacity: true)
+                            blockChannel = p.channel
+                        }
+                        block.append(p)
+                    }
+                }
+            } catch let error as XMLTVError {
+                throw ImportError.badInput(error)
+            }
+            for w in reader.warnings { warn(w.kind, w.message, file, w.line, w.channel) }
+        }
+        if let channel = blockChannel { try finishBlock(channel, block, file: files.last) }
+        try mergeChannels(declared)
+        try context.processPendingChanges()
+        try checkSafetyGuard()
+        if options.collectChanges { report.changes = channelChanges + changeSink() }
+        report.programmes.deleted = context.summary["Programme"].deleted
+        return report
+    }
+
+    /// Merges staged blocks (already grouped) when the file was not grouped by channel.
+    func run(declared: [String: XMLTVChannel], blocks: (_ body: (String, [XMLTVProgramme]) throws -> Void) throws -> Void,
+             readerWarnings: [ImportWarning]) throws -> SourceImportReport {
+        report.warnings += readerWarnings
+        try blocks { channel, programmes in try finishBlock(channel, programmes, file: nil) }
+        try mergeChannels(declared)
+        try context.processPendingChanges()
+        try checkSafetyGuard()
+        if options.collectChanges { report.changes = channelChanges + changeSink() }
+        report.programmes.deleted = context.summary["Programme"].deleted
+        return report
+    }
+
+    private func warn(_ kind: String, _ message: String, _ file: String?, _ line: Int?, _ channel: String?) {
+        guard report.warnings.count < 10_000 else { return }
+        report.warnings.append(ImportWarning(kind: kind, message: message, source: options.source, file: file, line: line, channel: channel))
+    }
+
+    private func finishBlock(_ channel: String, _ programmes: [XMLTVProgramme], file: String?) throws {
+        guard finishedBlocks.insert(Array(channel.utf8)).inserted else { throw NotGroupedByChannel(channel: channel) }
+        let (clean, warnings) = ScheduleNormaliser.normalise(programmes, channel: channel)
+        for w in warnings { warn(w.kind, w.message, file, w.line, w.channel ?? channel) }
+        guard let first = clean.first else { return }
+        report.programmesRead += clean.count
+        let windowStart = first.start
+        var windowEnd = first.start + 1
+        for p in clean {
+            windowEnd = max(windowEnd, p.stop ?? (p.start + 1))
+            if (p.stop ?? p.start) > options.now { anyInFuture = true }
+        }
+        report.windows[channel] = (windowStart, windowEnd)
+        let channelID = try ensureChannel(channel)
+        let owner = ObjectID(entity: "Channel", rowID: channelID)
+        report.keptAsHistory += try context.count("Programme", where: .and([.related("channel", owner), .compare("start", .less, .date(windowStart))]))
+        let tally = try merge.merge(programmeLayout, incoming: clean.map(ListingsMapper.programme),
+                                    scope: .and([.related("channel", owner),
+                                                 .compare("start", .greaterOrEqual, .date(windowStart)),
+                                                 .compare("start", .less, .date(windowEnd))]),
+                                    parent: owner)
+        report.programmes += tally
+        if tally.inserted + tally.updated + tally.deleted > 0 { report.touchedChannels.insert(channelID) }
+        try context.processPendingChanges()
+    }
+
+    /// The row id of a channel, creating a bare one (completed by `mergeChannels`) when new.
+    private func ensureChannel(_ id: String) throws -> Int64 {
+        if let rowID = channelIDs[id] { return rowID }
+        if let existing = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []) {
+            channelIDs[id] = existing.id.rowID
+            return existing.id.rowID
+        }
+        var row = channelLayout.entity.attributes.map(\.defaultValue)
+        row += Array(repeating: Value.null, count: channelLayout.entity.rowKeys.count - row.count)
+        row[channelLayout.entity.rowIndex(of: "xmltvId")!] = .string(id)
+        row[channelLayout.entity.rowIndex(of: "source")!] = .string(options.source)
+        let created = try context.insert(into: channelLayout.entity, row: row)
+        channelIDs[id] = created.rowID
+        createdChannels.insert(created.rowID)
+        return created.rowID
+    }
+
+    /// Channels: declared ones are created or updated; those with programmes but no declaration
+    /// are kept as they are; the source's other channels are deleted with their programmes.
+    private func mergeChannels(_ declared: [String: XMLTVChannel]) throws {
+        var incoming: [IncomingObject] = declared.values.map(ListingsMapper.channel)
+        for (id, rowID) in channelIDs where declared[id] == nil {
+            // Known only from its programmes: present what is stored, so nothing is overwritten.
+            guard let stored = try context.object(ObjectID(entity: "Channel", rowID: rowID), keys: ListingsMapper.channelKeys) else { continue }
+            incoming.append(IncomingObject(values: ListingsMapper.channelKeys.map { stored[$0] }))
+            if createdChannels.contains(rowID) {
+                warn("missing-channel", "programmes refer to channel '\(id)', which the guide does not declare", nil, nil, id)
+            }
+        }
+        incoming.sort { Value.compare($0.values[0], $1.values[0]) < 0 }
+        var changes: [MergeChange] = []
+        let source = options.source
+        let channelMerge = SortedMerge(context: context, insertValues: ["source": .string(source)], deletableKeys: ["source"],
+                                       deletable: { $0["source"] == .string(source) }, onChange: { changes.append($0) })
+        let t = try channelMerge.merge(channelLayout, incoming: incoming, scope: .all, parent: nil)
+        var tally = MergeTally()
+        var completions = 0
+        for change in changes {
+            if change.kind == .update && createdChannels.contains(change.id.rowID) {
+                // Created bare for its programmes, completed here: one insert, not two changes.
+                completions += 1
+                channelChanges.append(MergeChange(kind: .insert, entity: change.entity, id: change.id,
+                                                  attributes: change.attributes.map { ($0.name, .null, $0.new) }, relationships: []))
+                continue
+            }
+            if change.kind == .update { tally.updated += 1; report.touchedChannels.insert(change.id.rowID) }
+            channelChanges.append(change)
+        }
+        for id in createdChannels where !changes.contains(where: { $0.id.rowID == id }) {
+            channelChanges.append(MergeChange(kind: .insert, entity: "Channel", id: ObjectID(entity: "Channel", rowID: id),
+                                              attributes: [], relationships: []))
+        }
+        tally.inserted = t.inserted + createdChannels.count
+        tally.deleted = t.deleted
+        tally.unchanged = t.unchanged - (createdChannels.count - completions)
+        report.channels = tally
+    }
+
+    private var channelChanges: [MergeChange] = []
+
+    private func checkSafetyGuard() throws {
+        let source = options.source
+        var problems: [String] = []
+        if report.programmesRead == 0 {
+            problems.append("the guide holds no programmes")
+        } else if !anyInFuture {
+            problems.append("no programme in the guide ends in the future")
+        }
+        let deletedProgrammes = context.summary["Programme"].deleted
+        if storedProgrammesBefore > 0, Double(deletedProgrammes) > options.maxDeleteShare * Double(storedProgrammesBefore) {
+            problems.append("it would delete \(deletedProgrammes) of the source's \(storedProgrammesBefore) stored programmes (more than \(Int(options.maxDeleteShare * 100)) %)")
+        }
+        let deletedChannels = report.channels.deleted
+        if storedChannelsBefore > 0, Double(deletedChannels) > options.maxDeleteShare * Double(storedChannelsBefore) {
+            problems.append("it would delete \(deletedChannels) of the source's \(storedChannelsBefore) stored channels (more than \(Int(options.maxDeleteShare * 100)) %)")
+        }
+        if problems.isEmpty { return }
+        if options.force {
+            report.guardVerdict = "overridden by --force: " + problems.joined(separator: "; ")
+            return
+        }
+        report.guardVerdict = "refused: " + problems.joined(separator: "; ")
+        throw ImportError.safetyGuard(source: source, reason: problems.joined(separator: "; "))
+    }
+}

@@ -1,0 +1,260 @@
+import Listings
+import ObjectGraph
+
+/// How incoming objects of one entity are shaped: which attributes they carry, and which owned
+/// to-many relationships, each with its own layout.
+public final class MergeLayout: Sendable {
+    public let entity: Entity
+    /// Attribute names, in the order of `IncomingObject.values`.
+    public let keys: [String]
+    /// Owned to-many relationships carried, in the order of `IncomingObject.children`.
+    public let children: [(relationship: String, layout: MergeLayout)]
+    /// The to-one relationship that ties these objects to their parent in the scope, if any
+    /// (part of the identifier, fixed by the scope, so not compared).
+    public let parentKey: String?
+    /// Identifier attributes compared by the merge, with their positions in `keys`.
+    let identifierKeys: [String]
+    let identifierPositions: [Int]
+    /// Positions in `keys` (and names) that an update may overwrite: the entity's whitelist.
+    let overwritable: [(name: String, position: Int)]
+    /// The attribute holding `IncomingObject.contentHash`, when the entity has one.
+    let hashKey: String?
+
+    public init(entity: Entity, keys: [String], parentKey: String? = nil,
+                children: [(relationship: String, layout: MergeLayout)] = [],
+                overwritable: Set<String>? = nil) throws {
+        self.entity = entity
+        self.keys = keys
+        self.parentKey = parentKey
+        self.children = children
+        for key in keys where entity.attribute(key) == nil {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.attributes.map(\.name))
+        }
+        identifierKeys = entity.identifier.filter { $0 != parentKey }
+        identifierPositions = try identifierKeys.map { key in
+            guard let i = keys.firstIndex(of: key) else {
+                throw ObjectGraphError.invalidOperation("merge layout of \(entity.name) lacks identifier key '\(key)'")
+            }
+            return i
+        }
+        let whitelist = overwritable ?? entity.overwritable
+        self.overwritable = keys.enumerated().filter { whitelist.contains($0.element) && !entity.identifier.contains($0.element) }
+            .map { ($0.element, $0.offset) }
+        hashKey = entity.userInfo["hash"].flatMap { entity.attribute($0) != nil ? $0 : nil }
+        self.whitelist = whitelist
+    }
+
+    let whitelist: Set<String>
+
+    /// Whether an update may replace the members of this owned relationship.
+    func mayOverwrite(_ relationship: String) -> Bool { whitelist.contains(relationship) }
+}
+
+/// What one merge did, per entity.
+public struct MergeTally: Sendable, Hashable, Codable {
+    public var inserted = 0
+    public var updated = 0
+    public var deleted = 0
+    public var unchanged = 0
+    public init() {}
+
+    public static func += (lhs: inout MergeTally, rhs: MergeTally) {
+        lhs.inserted += rhs.inserted
+        lhs.updated += rhs.updated
+        lhs.deleted += rhs.deleted
+        lhs.unchanged += rhs.unchanged
+    }
+}
+
+/// A change to one object, as the merge made it: what reports and change files are built from.
+public struct MergeChange: Sendable {
+    public let kind: ChangeKind
+    public let entity: String
+    public let id: ObjectID
+    /// Changed attributes: name → (old, new).
+    public let attributes: [(name: String, old: Value, new: Value)]
+    /// Owned members added and removed, per relationship, as their identifier values.
+    public let relationships: [(name: String, added: [[Value]], removed: [[Value]])]
+}
+
+/// The find-(update)-or-create-or-remove merge of seed 001, generic over the entity model, with
+/// the scope predicate the seed's author left out.
+///
+/// Both sides are sorted streams in the same order: the incoming objects sorted by their
+/// identifier (UTF-8 byte order for text, exactly SQLite's BINARY collation), the stored objects
+/// read by a cursor with `ORDER BY` the same keys. One pass decides each identifier: in both →
+/// update the whitelisted attributes (nothing is written when nothing changed); only incoming →
+/// insert; only stored → delete, if `deletable` allows it. Owned to-many relationships are merged
+/// member by member the same way, never deleted and re-inserted wholesale.
+public final class SortedMerge {
+    public let context: ObjectContext
+    /// Values set on every inserted top-level object (for example the source that created it).
+    let insertValues: [String: Value]
+    /// Attributes read from stored objects for `deletable`.
+    let deletableKeys: [String]
+    let deletable: (FetchedObject) -> Bool
+    /// When set, every change is collected (dry runs and change files); otherwise only counted.
+    let onChange: ((MergeChange) -> Void)?
+    /// Tallies per entity name.
+    public private(set) var tallies: [String: MergeTally] = [:]
+
+    public init(context: ObjectContext, insertValues: [String: Value] = [:], deletableKeys: [String] = [],
+                deletable: @escaping (FetchedObject) -> Bool = { _ in true },
+                onChange: ((MergeChange) -> Void)? = nil) {
+        self.context = context
+        self.insertValues = insertValues
+        self.deletableKeys = deletableKeys
+        self.deletable = deletable
+        self.onChange = onChange
+    }
+
+    /// Merges `incoming` (sorted by identifier, strictly increasing) into the stored objects of
+    /// `layout.entity` that match `scope`, under `parent` when the layout has a parent key.
+    @discardableResult
+    public func merge(_ layout: MergeLayout, incoming: [IncomingObject], scope: Predicate, parent: ObjectID?,
+                      isTopLevel: Bool = true) throws -> MergeTally {
+        var tally = MergeTally()
+        let entity = layout.entity
+        var storedKeys = layout.identifierKeys
+        if let hashKey = layout.hashKey { storedKeys.append(hashKey) }
+        else { storedKeys += layout.overwritable.map(\.name).filter { !storedKeys.contains($0) } }
+        if isTopLevel { storedKeys += deletableKeys.filter { !storedKeys.contains($0) } }
+        let cursor = try context.fetch(entity.name, where: scope, orderBy: layout.identifierKeys.map { SortKey($0) }, keys: storedKeys)
+
+        var stored = try cursor.next()
+        var index = 0
+        var previousIncoming: [Value]?
+        var previousStored: [Value]?
+        while index < incoming.count || stored != nil {
+            var order = 0
+            if index == incoming.count {
+                order = 1
+            } else if let s = stored {
+                order = compare(incoming[index], layout, s)
+            } else {
+                order = -1
+            }
+            if order <= 0 {
+                let key = layout.identifierPositions.map { incoming[index].values[$0] }
+                if let p = previousIncoming, compareKeys(p, key) >= 0 {
+                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(p), next: describe(key), side: "incoming")
+                }
+                previousIncoming = key
+            }
+            if order >= 0, let s = stored {
+                let key = layout.identifierKeys.map { s[$0] }
+                if let p = previousStored, compareKeys(p, key) >= 0 {
+                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(p), next: describe(key), side: "stored")
+                }
+                previousStored = key
+            }
+            switch order {
+            case 0:
+                if try update(stored!, with: incoming[index], layout) { tally.updated += 1 } else { tally.unchanged += 1 }
+                index += 1
+                stored = try cursor.next()
+            case -1:
+                try insert(incoming[index], layout, parent: parent, isTopLevel: isTopLevel)
+                tally.inserted += 1
+                index += 1
+            default:
+                if !isTopLevel || deletable(stored!) {
+                    onChange?(MergeChange(kind: .delete, entity: entity.name, id: stored!.id,
+                                          attributes: layout.identifierKeys.map { ($0, stored![$0], .null) }, relationships: []))
+                    try context.delete(stored!.id)
+                    tally.deleted += 1
+                }
+                stored = try cursor.next()
+            }
+        }
+        tallies[entity.name, default: MergeTally()] += tally
+        return tally
+    }
+
+    private func compare(_ object: IncomingObject, _ layout: MergeLayout, _ stored: FetchedObject) -> Int {
+        for (key, position) in zip(layout.identifierKeys, layout.identifierPositions) {
+            let c = Value.compare(object.values[position], stored[key])
+            if c != 0 { return c }
+        }
+        return 0
+    }
+
+    private func compareKeys(_ a: [Value], _ b: [Value]) -> Int {
+        for (x, y) in zip(a, b) {
+            let c = Value.compare(x, y)
+            if c != 0 { return c }
+        }
+        return 0
+    }
+
+    private func describe(_ key: [Value]) -> String { key.map(\.description).joined(separator: "/") }
+
+    private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
+        let entity = layout.entity
+        var row = entity.attributes.map(\.defaultValue) + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
+        for (key, value) in zip(layout.keys, object.values) { row[entity.rowIndex(of: key)!] = value }
+        if isTopLevel { for (key, value) in insertValues { if let i = entity.rowIndex(of: key) { row[i] = value } } }
+        if let parentKey = layout.parentKey, let parent { row[entity.rowIndex(of: parentKey)!] = .integer(parent.rowID) }
+        if let hashKey = layout.hashKey, let hash = object.contentHash { row[entity.rowIndex(of: hashKey)!] = .integer(hash) }
+        let id = try context.insert(into: entity, row: row)
+        if let onChange {
+            onChange(MergeChange(kind: .insert, entity: entity.name, id: id,
+                                 attributes: zip(layout.keys, object.values).filter { !$0.1.isNull }.map { ($0.0, .null, $0.1) },
+                                 relationships: layout.children.enumerated().compactMap { i, child in
+                                     let members = object.children[i]
+                                     return members.isEmpty ? nil : (child.relationship, members.map { m in child.layout.identifierPositions.map { m.values[$0] } }, [])
+                                 }))
+        }
+        for (i, child) in layout.children.enumerated() {
+            for member in object.children[i] {
+                try insert(member, child.layout, parent: id, isTopLevel: false)
+                tallies[child.layout.entity.name, default: MergeTally()].inserted += 1
+            }
+        }
+    }
+
+    /// Writes the whitelisted differences; returns whether anything changed.
+    private func update(_ stored: FetchedObject, with object: IncomingObject, _ layout: MergeLayout) throws -> Bool {
+        var current = stored
+        if let hashKey = layout.hashKey {
+            if let hash = object.contentHash, stored[hashKey] == .integer(hash) { return false }
+            // The content differs: read what the whitelist may overwrite.
+            guard let full = try context.object(stored.id, keys: layout.overwritable.map(\.name) + [hashKey]) else { return false }
+            current = full
+        }
+        var changes: [String: Value] = [:]
+        var changed: [(name: String, old: Value, new: Value)] = []
+        for (name, position) in layout.overwritable where current[name] != object.values[position] {
+            changes[name] = object.values[position]
+            changed.append((name, current[name], object.values[position]))
+        }
+        if let hashKey = layout.hashKey, let hash = object.contentHash { changes[hashKey] = .integer(hash) }
+        if !changes.isEmpty { try context.update(stored.id, changes) }
+
+        var relationshipChanges: [(name: String, added: [[Value]], removed: [[Value]])] = []
+        for (i, child) in layout.children.enumerated() where layout.mayOverwrite(child.relationship) {
+            guard let inverse = layout.entity.relationship(child.relationship)?.inverse else { continue }
+            var added: [[Value]] = [], removed: [[Value]] = []
+            let recorder = SortedMerge(context: context, onChange: { change in
+                let key = change.attributes.filter { child.layout.identifierKeys.contains($0.name) }
+                switch change.kind {
+                case .insert: added.append(child.layout.identifierKeys.map { k in key.first { $0.name == k }?.new ?? .null })
+                case .delete: removed.append(child.layout.identifierKeys.map { k in key.first { $0.name == k }?.old ?? .null })
+                case .update: break
+                }
+            })
+            let t = try recorder.merge(child.layout, incoming: object.children[i], scope: .related(inverse, stored.id),
+                                       parent: stored.id, isTopLevel: false)
+            for (name, t) in recorder.tallies { tallies[name, default: MergeTally()] += t }
+            if t.inserted + t.deleted + t.updated > 0 {
+                relationshipChanges.append((child.relationship, added, removed))
+            }
+        }
+        let didChange = !changed.isEmpty || !relationshipChanges.isEmpty
+        if didChange, let onChange {
+            onChange(MergeChange(kind: .update, entity: layout.entity.name, id: stored.id, attributes: changed,
+                                 relationships: relationshipChanges))
+        }
+        return didChange
+    }
+}
