@@ -15,6 +15,8 @@ public struct ImportOptions: Sendable {
     public var reader: XMLTVReaderOptions
     /// "Now", for the guard's "anything in the future?" question.
     public var now: Int64
+    /// Further values set on every inserted programme (for example when it was first seen).
+    public var programmeInsertValues: [String: Value] = [:]
 
     public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
                 reader: XMLTVReaderOptions = .init(), now: Int64 = Int64(Date().timeIntervalSince1970)) {
@@ -107,7 +109,8 @@ public final class GuideImporter {
         let source = options.source
         report = SourceImportReport(source: source)
         let collect = options.collectChanges
-        merge = SortedMerge(context: context, insertValues: ["source": .string(source)], deletableKeys: ["source"],
+        merge = SortedMerge(context: context, insertValues: options.programmeInsertValues.merging(["source": .string(source)]) { $1 },
+                            deletableKeys: ["source"],
                             deletable: { $0["source"] == .string(source) },
                             onChange: collect ? { collected.append($0) } : nil)
         changeSink = { collected }

@@ -111,7 +111,7 @@ public final class SortedMerge {
     /// Merges `incoming` (sorted by identifier, strictly increasing) into the stored objects of
     /// `layout.entity` that match `scope`, under `parent` when the layout has a parent key.
     @discardableResult
-    public func merge(_ layout: MergeLayout, incoming: [IncomingObject], scope: Predicate, parent: ObjectID?,
+    public func merge(_ layout: MergeLayout, incoming: [IncomingObject], scope: ObjectPredicate, parent: ObjectID?,
                       isTopLevel: Bool = true) throws -> MergeTally {
         var tally = MergeTally()
         let entity = layout.entity

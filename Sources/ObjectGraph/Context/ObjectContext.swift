@@ -109,7 +109,7 @@ public final class ObjectContext {
 
     /// Streams objects of `entityName` (and its sub-entities) matching `predicate`, sorted in SQL,
     /// with only `keys` read (default: every attribute and foreign key).
-    public func fetch(_ entityName: String, where predicate: Predicate = .all, orderBy sort: [SortKey] = [],
+    public func fetch(_ entityName: String, where predicate: ObjectPredicate = .all, orderBy sort: [SortKey] = [],
                       keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
         let entity = try model.requireEntity(entityName)
         let keys = keys ?? entity.rowKeys
@@ -137,7 +137,7 @@ public final class ObjectContext {
     }
 
     /// Every matching object, in memory: for small results.
-    public func fetchAll(_ entityName: String, where predicate: Predicate = .all, orderBy sort: [SortKey] = [],
+    public func fetchAll(_ entityName: String, where predicate: ObjectPredicate = .all, orderBy sort: [SortKey] = [],
                          keys: [String]? = nil, limit: Int? = nil) throws -> [FetchedObject] {
         let cursor = try fetch(entityName, where: predicate, orderBy: sort, keys: keys, limit: limit)
         var all: [FetchedObject] = []
@@ -145,7 +145,7 @@ public final class ObjectContext {
         return all
     }
 
-    public func first(_ entityName: String, where predicate: Predicate = .all, keys: [String]? = nil) throws -> FetchedObject? {
+    public func first(_ entityName: String, where predicate: ObjectPredicate = .all, keys: [String]? = nil) throws -> FetchedObject? {
         try fetch(entityName, where: predicate, keys: keys, limit: 1).next()
     }
 
@@ -162,7 +162,7 @@ public final class ObjectContext {
                                 entityColumn: table.descendants.count > 1, model: model).next()
     }
 
-    public func count(_ entityName: String, where predicate: Predicate = .all) throws -> Int {
+    public func count(_ entityName: String, where predicate: ObjectPredicate = .all) throws -> Int {
         let entity = try model.requireEntity(entityName)
         let table = model.entity(entity.rootName)!
         var arguments: [Value] = []

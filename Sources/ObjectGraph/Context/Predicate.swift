@@ -11,14 +11,14 @@ public enum Comparison: String, Sendable {
 /// A filter on objects of one entity, compiled to SQL so that SQLite does the filtering (seed 002:
 /// fetch no more than needed). Keys are attribute names or to-one relationship names; a to-one
 /// relationship compares with the related object's row id.
-public indirect enum Predicate: Sendable {
+public indirect enum ObjectPredicate: Sendable {
     case all
     case compare(String, Comparison, Value)
     case isIn(String, [Value])
     case related(String, ObjectID?)
-    case and([Predicate])
-    case or([Predicate])
-    case not(Predicate)
+    case and([ObjectPredicate])
+    case or([ObjectPredicate])
+    case not(ObjectPredicate)
 
 
     func sql(_ entity: Entity, _ arguments: inout [Value]) throws -> String {

@@ -1,0 +1,95 @@
+import Foundation
+import Merge
+import ObjectGraph
+
+/// Renders merge changes in seed 000's shape (entityName, id, attributes old/new, relationships
+/// added/removed) and as text grouped by channel.
+enum ChangeRendering {
+    static func json(_ change: MergeChange, context: ObjectContext?) -> [String: Any] {
+        var d: [String: Any] = ["entityName": change.entity, "id": identifier(change, context: context), "change": change.kind.rawValue]
+        if !change.attributes.isEmpty {
+            var attributes: [String: Any] = [:]
+            for a in change.attributes { attributes[a.name] = ["old": jsonValue(a.old), "new": jsonValue(a.new)] }
+            d["attributes"] = attributes
+        }
+        if !change.relationships.isEmpty {
+            var relationships: [String: Any] = [:]
+            for r in change.relationships {
+                relationships[r.name] = ["added": r.added.map { $0.map(jsonValue) }, "removed": r.removed.map { $0.map(jsonValue) }]
+            }
+            d["relationships"] = relationships
+        }
+        return d
+    }
+
+    static func jsonValue(_ v: Value) -> Any {
+        switch v {
+        case .null: NSNull()
+        case .string(let s): s
+        case .integer(let i): i
+        case .double(let d): d
+        case .bool(let b): b
+        case .date(let t): UTCTime.iso8601(t)
+        case .data(let d): Data(d).base64EncodedString()
+        }
+    }
+
+    /// The identity of the changed object, as users know it: a channel's XMLTV id, a programme's
+    /// "channel/start/clump".
+    static func identifier(_ change: MergeChange, context: ObjectContext?) -> String {
+        func attr(_ name: String) -> Value? {
+            change.attributes.first { $0.name == name }.map { $0.new.isNull ? $0.old : $0.new }
+        }
+        if change.entity == "Channel" {
+            if let id = attr("xmltvId")?.stringValue { return id }
+            if let id = try? context?.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue { return id }
+        }
+        if change.entity == "Programme", let context,
+           let p = try? context.object(change.id, keys: ["start", "clumpIndex", "channel"]),
+           let channel = p.related("channel"),
+           let channelID = try? context.object(channel, keys: ["xmltvId"])?["xmltvId"].stringValue {
+            return "\(channelID)/\(p["start"])/\(p["clumpIndex"].integerValue ?? 0)"
+        }
+        if change.entity == "Programme", let start = attr("start") {
+            return "\(start)/\(attr("clumpIndex")?.integerValue ?? 0)"
+        }
+        return change.id.description
+    }
+
+    static func text(_ changes: [MergeChange], windows: [String: (start: Int64, end: Int64)], context: ObjectContext?, cap: Int) -> [String] {
+        var lines: [String] = []
+        let channelChanges = changes.filter { $0.entity == "Channel" }
+        for c in channelChanges.prefix(cap) { lines.append("  \(c.kind.rawValue) channel \(identifier(c, context: context))\(summary(c))") }
+        if channelChanges.count > cap { lines.append("  … and \(channelChanges.count - cap) more channel changes") }
+        var byChannel: [String: [String]] = [:]
+        var order: [String] = []
+        for c in changes where c.entity == "Programme" {
+            let id = identifier(c, context: context)
+            let channel = id.split(separator: "/").first.map(String.init) ?? "?"
+            if byChannel[channel] == nil { order.append(channel) }
+            let title = c.attributes.first { $0.name == "title" }.map { ($0.new.isNull ? $0.old : $0.new).description }
+            byChannel[channel, default: []].append("    \(c.kind.rawValue) \(id)\(title.map { " \"\($0)\"" } ?? "")\(summary(c))")
+        }
+        for channel in order {
+            let entries = byChannel[channel]!
+            var header = "  channel \(channel): \(entries.count) programme change\(entries.count == 1 ? "" : "s")"
+            if let w = windows[channel] { header += ", window \(UTCTime.iso8601(w.start)) – \(UTCTime.iso8601(w.end))" }
+            lines.append(header)
+            lines += entries.prefix(cap)
+            if entries.count > cap { lines.append("    … and \(entries.count - cap) more") }
+        }
+        return lines
+    }
+
+    private static func summary(_ c: MergeChange) -> String {
+        guard c.kind == .update else { return "" }
+        var parts = c.attributes.filter { $0.name != "contentHash" }.map { "\($0.name): \(short($0.old)) → \(short($0.new))" }
+        parts += c.relationships.map { "\($0.name): +\($0.added.count) −\($0.removed.count)" }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
+    }
+
+    private static func short(_ v: Value) -> String {
+        let s = v.description
+        return s.count > 40 ? String(s.prefix(39)) + "…" : s
+    }
+}

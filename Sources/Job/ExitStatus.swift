@@ -1,0 +1,22 @@
+/// The exit codes of CONTRACT.md (sysexits).
+public enum ExitStatus: Int32, Sendable {
+    case success = 0
+    case usage = 64
+    case dataError = 65
+    case noInput = 66
+    case unavailable = 69
+    case cannotCreate = 73
+    case tempFail = 75
+    case config = 78
+}
+
+/// A failure the command line reports as one line on stderr and an exit code.
+public struct JobError: Error, Sendable, CustomStringConvertible {
+    public let status: ExitStatus
+    public let message: String
+    public init(_ status: ExitStatus, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+    public var description: String { message }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Listings
+import ObjectGraph
+import XMLTV
+
+/// `tvimport model`: the merged model, with where each element came from.
+public enum ModelCommand {
+    public static func render(_ model: ObjectModel, json: Bool) -> String {
+        if json {
+            let entities: [[String: Any]] = model.entities.map { e in
+                var d: [String: Any] = [
+                    "name": e.name, "module": e.module, "identifier": e.identifier, "whitelist": e.overwritable.sorted(),
+                    "attributes": e.attributes.map { a -> [String: Any] in
+                        var ad: [String: Any] = ["name": a.name, "type": a.type.rawValue, "optional": a.isOptional, "module": a.module]
+                        if !a.defaultValue.isNull { ad["default"] = a.defaultValue.description }
+                        if !a.userInfo.isEmpty { ad["userInfo"] = a.userInfo }
+                        return ad
+                    },
+                    "relationships": e.relationships.map { r -> [String: Any] in
+                        ["name": r.name, "destination": r.destination, "inverse": r.inverse ?? NSNull(), "toMany": r.isToMany,
+                         "deleteRule": r.deleteRule.rawValue, "module": r.module]
+                    },
+                ]
+                if let p = e.parent { d["parent"] = p }
+                if !e.subentities.isEmpty { d["subentities"] = e.subentities }
+                return d
+            }
+            let data = try! JSONSerialization.data(withJSONObject: ["modules": model.modules, "entities": entities],
+                                                   options: [.prettyPrinted, .sortedKeys])
+            return String(decoding: data, as: UTF8.self)
+        }
+        var lines = ["Model merged from modules: \(model.modules.joined(separator: ", "))", ""]
+        for e in model.entities {
+            lines.append("\(e.name)\(e.parent.map { " : \($0)" } ?? "")  [module \(e.module)]  identifier (\(e.identifier.joined(separator: ", ")))")
+            lines.append("  whitelist: \(e.overwritable.sorted().joined(separator: ", "))")
+            for a in e.attributes {
+                lines.append("  \(a.name): \(a.type.rawValue)\(a.isOptional ? "?" : "")\(a.defaultValue.isNull ? "" : " = \(a.defaultValue)")  [\(a.module)]")
+            }
+            for r in e.relationships {
+                lines.append("  \(r.name) -> \(r.isToMany ? "many " : "")\(r.destination)\(r.inverse.map { " (inverse \($0))" } ?? ""), delete rule \(r.deleteRule.rawValue)  [\(r.module)]")
+            }
+            lines.append("")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `tvimport edit`: sets any attribute of any entity, found by its identifier.
+public enum EditCommand {
+    public static func run(database: String, entityName: String, id: String, assignments: [String], userModules: [ModelModule] = []) throws -> String {
+        let model = try StoreAccess.model(userModules: userModules)
+        guard let entity = model.entity(entityName) else {
+            throw JobError(.usage, "unknown entity '\(entityName)' (known: \(model.entities.map(\.name).joined(separator: ", ")))")
+        }
+        var changes: [String: Value] = [:]
+        for assignment in assignments {
+            guard let eq = assignment.firstIndex(of: "=") else {
+                throw JobError(.usage, "'\(assignment)' is not KEY=VALUE")
+            }
+            let key = String(assignment[..<eq]), text = String(assignment[assignment.index(after: eq)...])
+            guard let attribute = entity.attribute(key) else {
+                throw JobError(.usage, "entity '\(entity.name)' has no attribute '\(key)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+            }
+            changes[key] = try parse(text, as: attribute, entity: entity)
+        }
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let changed = try store.write { context -> [String] in
+            guard let object = try find(entity, id, context) else {
+                throw JobError(.dataError, "no \(entity.name) with identifier '\(id)'")
+            }
+            var all = changes
+            // An edited whitelisted attribute must be compared again by the next import, whose
+            // content hash would otherwise say "unchanged".
+            if let hashKey = entity.userInfo["hash"], !Set(changes.keys).isDisjoint(with: entity.overwritable) {
+                all[hashKey] = .null
+            }
+            return try context.update(object, all)
+        }.result
+        let visible = changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }
+        return visible.isEmpty ? "\(entity.name) \(id): nothing changed" : "\(entity.name) \(id): set \(visible.joined(separator: ", "))"
+    }
+
+    static func parse(_ text: String, as attribute: Attribute, entity: Entity) throws -> Value {
+        func bad() -> JobError {
+            JobError(.dataError, "\(entity.name).\(attribute.name) expects \(attribute.type.rawValue), got '\(text)'")
+        }
+        if text.isEmpty && attribute.isOptional && attribute.type != .string { return .null }
+        switch attribute.type {
+        case .string: return .string(text)
+        case .integer: guard let i = Int64(text) else { throw bad() }; return .integer(i)
+        case .double: guard let d = Double(text) else { throw bad() }; return .double(d)
+        case .bool:
+            switch text.lowercased() {
+            case "true", "yes", "1", "on": return .bool(true)
+            case "false", "no", "0", "off": return .bool(false)
+            default: throw bad()
+            }
+        case .date: guard let t = parseTime(text) else { throw bad() }; return .date(t)
+        case .data: return .data(Array(text.utf8))
+        }
+    }
+
+    /// ISO 8601 UTC (`2026-11-22T03:00:00Z`) or XMLTV (`20261122030000 +0000`).
+    static func parseTime(_ text: String) -> Int64? {
+        let digits = text.filter { $0.isNumber }
+        if text.contains("-") && text.contains("T") && digits.count >= 12 {
+            return XMLTVTime.parse(String(digits.prefix(14)) + (text.hasSuffix("Z") ? " +0000" : ""))?.utc
+        }
+        return XMLTVTime.parse(text)?.utc
+    }
+
+    /// Finds an object by its identifier as users write it: a channel's XMLTV id; a programme's
+    /// `CHANNEL/START[/CLUMP]` (START in XMLTV or ISO form); `#ROWID` for anything.
+    static func find(_ entity: Entity, _ id: String, _ context: ObjectContext) throws -> ObjectID? {
+        if id.hasPrefix("#"), let row = Int64(id.dropFirst()) {
+            return try context.object(ObjectID(entity: entity.name, rowID: row), keys: [])?.id
+        }
+        let attributes = entity.identifier.filter { entity.attribute($0) != nil }
+        let relationships = entity.identifier.filter { entity.relationship($0) != nil }
+        var parts = id.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if relationships.isEmpty && attributes.count == 1, let a = entity.attribute(attributes[0]) {
+            return try context.first(entity.name, where: .compare(a.name, .equal, parse(id, as: a, entity: entity)), keys: [])?.id
+        }
+        // Trailing parts are the attributes; whatever is left names the parent by its identifier.
+        var predicates: [ObjectPredicate] = []
+        for name in attributes.reversed() {
+            guard let a = entity.attribute(name) else { continue }
+            if parts.count <= relationships.count {
+                if !a.defaultValue.isNull { predicates.append(.compare(name, .equal, a.defaultValue)); continue }
+                return nil
+            }
+            predicates.append(.compare(name, .equal, try parse(parts.removeLast(), as: a, entity: entity)))
+        }
+        if let r = relationships.first, let destination = context.model.entity(entity.relationship(r)!.destination) {
+            guard let parent = try find(destination, parts.joined(separator: "/"), context) else { return nil }
+            predicates.append(.related(r, parent))
+        }
+        return try context.first(entity.name, where: .and(predicates), keys: [])?.id
+    }
+}
+
+/// `tvimport status`: what is stored, per entity and source, and the last runs.
+public enum StatusCommand {
+    public static func run(database: String, json: Bool, userModules: [ModelModule] = []) throws -> String {
+        let model = try StoreAccess.model(userModules: userModules)
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let (counts, bySource) = try store.read { context -> ([String: Int], [String: [String: Int]]) in
+            var counts: [String: Int] = [:]
+            for e in model.entities { counts[e.name] = try context.count(e.name) }
+            var bySource: [String: [String: Int]] = [:]
+            for name in ["Channel", "Programme"] {
+                let cursor = try context.fetch(name, keys: ["source"])
+                while let o = try cursor.next() { bySource[o["source"].stringValue ?? "(none)", default: [:]][name, default: 0] += 1 }
+            }
+            return (counts, bySource)
+        }
+        let runs = try RunLog.last(store)
+        if json {
+            let doc: [String: Any] = [
+                "database": database, "entities": counts, "sources": bySource,
+                "runs": runs.map { ["started": UTCTime.iso8601($0.started), "finished": UTCTime.iso8601($0.finished), "command": $0.command,
+                                    "dryRun": $0.dryRun, "exitCode": $0.exitCode, "outcome": $0.outcome] as [String: Any] },
+            ]
+            return String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.prettyPrinted, .sortedKeys]), as: UTF8.self)
+        }
+        var lines = ["Database \(database)"]
+        for name in counts.keys.sorted() { lines.append("  \(name): \(counts[name]!)") }
+        for source in bySource.keys.sorted() {
+            lines.append("  source \(source): \(bySource[source]!["Channel"] ?? 0) channels, \(bySource[source]!["Programme"] ?? 0) programmes")
+        }
+        lines.append(runs.isEmpty ? "No runs recorded yet." : "Last runs:")
+        for r in runs {
+            lines.append("  \(UTCTime.iso8601(r.started))  \(r.command)\(r.dryRun ? " (dry run)" : "")  exit \(r.exitCode)  \(r.outcome)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

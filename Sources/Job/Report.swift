@@ -1,0 +1,95 @@
+import Foundation
+import Merge
+import ObjectGraph
+
+/// The report of `run` and `import`: CONTRACT.md's JSON document, or text for people.
+public struct RunReport: Sendable {
+    public struct Source: Sendable {
+        public var name: String
+        public var status: String            // applied | unchanged | skipped | failed
+        public var error: String?
+        public var report: SourceImportReport?
+    }
+    public var dryRun: Bool
+    public var sources: [Source] = []
+
+    public init(dryRun: Bool) { self.dryRun = dryRun }
+
+    /// The worst exit status among the sources.
+    public var failureStatus: ExitStatus? {
+        sources.compactMap { $0.status == "failed" ? $0.exitStatus : nil }.first
+    }
+
+    // MARK: JSON
+
+    public func json(model: ObjectModel, context: ObjectContext?) -> String {
+        var summary: [String: [String: Int]] = [:]
+        for entity in ["Channel", "Programme"] {
+            var t = MergeTally()
+            for s in sources { if let r = s.report { t += entity == "Channel" ? r.channels : r.programmes } }
+            summary[entity] = ["inserted": t.inserted, "updated": t.updated, "deleted": t.deleted, "unchanged": t.unchanged]
+        }
+        let keptAsHistory = sources.compactMap(\.report).reduce(0) { $0 + $1.keptAsHistory }
+        summary["Programme"]?["keptAsHistory"] = keptAsHistory
+        var document: [String: Any] = [
+            "dryRun": dryRun,
+            "sources": sources.map { s -> [String: Any] in
+                var d: [String: Any] = ["name": s.name, "status": s.status, "error": s.error ?? NSNull()]
+                if let r = s.report {
+                    d["guard"] = r.guardVerdict
+                    d["programmesRead"] = r.programmesRead
+                }
+                return d
+            },
+            "summary": summary,
+            "changes": sources.compactMap(\.report).flatMap { $0.changes.map { change in ChangeRendering.json(change, context: context) } },
+            "warnings": sources.compactMap(\.report).flatMap { r in
+                r.warnings.map { w -> [String: Any] in
+                    var d: [String: Any] = ["kind": w.kind, "message": w.message, "source": w.source]
+                    d["line"] = w.line ?? NSNull()
+                    if let f = w.file { d["file"] = f }
+                    if let c = w.channel { d["channel"] = c }
+                    return d
+                }
+            },
+        ]
+        if document["changes"] == nil { document["changes"] = [] }
+        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    // MARK: Text
+
+    /// A short text for people: one line per source and entity, the warnings counted by kind,
+    /// and (verbose or dry run) the changes grouped by channel, capped.
+    public func text(showChanges: Bool, context: ObjectContext?, maxChangesPerChannel: Int = 20) -> String {
+        var lines: [String] = []
+        if dryRun { lines.append("Dry run: nothing was changed.") }
+        for s in sources {
+            guard let r = s.report else {
+                lines.append("source \(s.name): \(s.status)\(s.error.map { ": \($0)" } ?? "")")
+                continue
+            }
+            lines.append("source \(s.name): \(s.status)\(s.error.map { ": \($0)" } ?? "") (\(r.programmesRead) programmes read, safety guard \(r.guardVerdict))")
+            lines.append("  channels:   \(r.channels.inserted) inserted, \(r.channels.updated) updated, \(r.channels.deleted) deleted, \(r.channels.unchanged) unchanged")
+            lines.append("  programmes: \(r.programmes.inserted) inserted, \(r.programmes.updated) updated, \(r.programmes.deleted) deleted, \(r.programmes.unchanged) unchanged, \(r.keptAsHistory) kept as history")
+            if !r.warnings.isEmpty {
+                var byKind: [String: Int] = [:]
+                for w in r.warnings { byKind[w.kind, default: 0] += 1 }
+                lines.append("  warnings: " + byKind.keys.sorted().map { "\(byKind[$0]!) \($0)" }.joined(separator: ", "))
+            }
+            if showChanges && !r.changes.isEmpty {
+                lines += ChangeRendering.text(r.changes, windows: r.windows, context: context, cap: maxChangesPerChannel)
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+extension RunReport.Source {
+    var exitStatus: ExitStatus {
+        guard let e = error else { return .success }
+        if e.contains("safety guard") || e.hasPrefix("bad input") { return .dataError }
+        return .dataError
+    }
+}

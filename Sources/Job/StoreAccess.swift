@@ -1,0 +1,97 @@
+import Foundation
+import GRDB
+import Listings
+import ObjectGraph
+
+/// Opening the database the way every command does: the merged model (built-in modules and the
+/// config's), observers that keep aggregates, and the contract's exit codes for what goes wrong.
+public enum StoreAccess {
+    public static func model(userModules: [ModelModule] = []) throws -> ObjectModel {
+        do {
+            return try TVModel.model(userModules: userModules)
+        } catch {
+            throw JobError(.config, "\(error)")
+        }
+    }
+
+    public static func open(path: String, model: ObjectModel, mustExist: Bool = false) throws -> Store {
+        if mustExist && !FileManager.default.fileExists(atPath: path) {
+            throw JobError(.noInput, "database \(path) does not exist (run an import first)")
+        }
+        let store: Store
+        do {
+            store = try Store(path: path, model: model)
+        } catch let error as ObjectGraphError {
+            throw JobError(.config, "\(error)")
+        } catch {
+            throw JobError(.cannotCreate, "\(error)")
+        }
+        store.addObserver(AggregateMaintainer(parentEntity: "Channel", relationship: "programmes",
+                                              countKey: "programmeCount", lastChangedKey: "programmesChangedAt"))
+        store.addObserver(ProgrammeRevisionObserver())
+        try RunLog.prepare(store)
+        return store
+    }
+}
+
+/// Stamps programmes for the feeds (module `feeds`): `changedAt` when their exported content
+/// changes (inserts are stamped by the import itself, without a second write), and `sequence` + 1 when their time or title changes (RFC 5545's SEQUENCE rule).
+final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
+    static let sequenceKeys: Set<String> = ["start", "stop", "title"]
+    static let exportedKeys: Set<String> = ["start", "stop", "title", "subTitle", "desc", "season", "episode", "url", "categories"]
+    let clock: @Sendable () -> Int64
+
+    init(clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) { self.clock = clock }
+
+    func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        let now = clock()
+        for change in changes.updated where change.id.entity == "Programme" {
+            let keys = Set(change.changedKeys)
+            guard !keys.isDisjoint(with: Self.exportedKeys) else { continue }
+            var values: [String: Value] = ["changedAt": .date(now)]
+            if !keys.isDisjoint(with: Self.sequenceKeys),
+               let current = try context.object(change.id, keys: ["sequence"]) {
+                values["sequence"] = .integer((current["sequence"].integerValue ?? 0) + 1)
+            }
+            try context.update(change.id, values)
+        }
+        // A changed category list changes the feed too.
+        var owners = Set<Int64>()
+        for change in changes.all where change.id.entity == "Category" {
+            if let p = change.foreignKeys["programme"] { owners.insert(p) }
+        }
+        for rowID in owners.sorted() {
+            let id = ObjectID(entity: "Programme", rowID: rowID)
+            if try context.object(id, keys: []) != nil { try context.update(id, ["changedAt": .date(now)]) }
+        }
+    }
+}
+
+/// A record of each run in the database, shown by `tvimport status`.
+public enum RunLog {
+    static let table = "_tvimport_runs"
+
+    static func prepare(_ store: Store) throws {
+        try store.withDatabase { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS \(table) (
+                  id INTEGER PRIMARY KEY, started INTEGER NOT NULL, finished INTEGER NOT NULL,
+                  command TEXT NOT NULL, dryRun INTEGER NOT NULL, exitCode INTEGER NOT NULL, outcome TEXT NOT NULL)
+                """)
+        }
+    }
+
+    public static func record(_ store: Store, started: Int64, command: String, dryRun: Bool, exitCode: Int32, outcome: String) throws {
+        try store.withDatabase { db in
+            try db.execute(sql: "INSERT INTO \(table) (started, finished, command, dryRun, exitCode, outcome) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [started, Int64(Date().timeIntervalSince1970), command, dryRun, exitCode, outcome])
+        }
+    }
+
+    public static func last(_ store: Store, limit: Int = 5) throws -> [(started: Int64, finished: Int64, command: String, dryRun: Bool, exitCode: Int, outcome: String)] {
+        try store.withDatabase { db in
+            try Row.fetchAll(db, sql: "SELECT started, finished, command, dryRun, exitCode, outcome FROM \(table) ORDER BY id DESC LIMIT ?", arguments: [limit])
+                .map { ($0[0], $0[1], $0[2], $0[3], $0[4], $0[5]) }
+        }
+    }
+}
