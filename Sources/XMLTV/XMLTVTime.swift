@@ -48,18 +48,19 @@ public enum XMLTVTime {
         let sign = z[0]
         if sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
             var digits: [Int] = []
+            var sawColon = false
             var k = 1
             while k < end {
                 let c = z[k]
-                if isDigit(c) { digits.append(Int(c - 48)) } else if c == UInt8(ascii: ":"), digits.count == 2 {
-                    // separator between hours and minutes
+                if isDigit(c) { digits.append(Int(c - 48)) } else if c == UInt8(ascii: ":"), digits.count == 2, !sawColon {
+                    sawColon = true   // +hh:mm
                 } else { return nil }
                 if digits.count > 4 { return nil }
                 k += 1
             }
             let hours: Int, minutes: Int
             switch digits.count {
-            case 2: hours = digits[0] * 10 + digits[1]; minutes = 0
+            case 2 where !sawColon: hours = digits[0] * 10 + digits[1]; minutes = 0
             case 4: hours = digits[0] * 10 + digits[1]; minutes = digits[2] * 10 + digits[3]
             default: return nil
             }
