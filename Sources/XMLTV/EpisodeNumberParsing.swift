@@ -1,54 +1,70 @@
 // Parsing of the two episode-number systems whose meaning is standard enough to trust.
+// Works on UTF-8 bytes: it runs for most programmes of a guide.
 
 extension EpisodeNumber {
     /// `season[/count] . episode[/count] . part[/count]`, zero-based, any field may be empty;
     /// some feeds (freeview) write only `season.episode`.
     mutating func parseXMLTVNS() {
-        let fields = raw.split(separator: ".", omittingEmptySubsequences: false)
-        func parse(_ index: Int) -> (Int?, Int?) {
-            guard index < fields.count else { return (nil, nil) }
-            let halves = fields[index].split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-            let number = Self.integer(halves[0]).map { $0 + 1 }
-            let count = halves.count > 1 ? Self.integer(halves[1]) : nil
-            return (number, count)
+        var numbers: [Int?] = [nil, nil, nil]
+        var counts: [Int?] = [nil, nil, nil]
+        var field = 0, inCount = false
+        var value = 0, digits = 0, valid = true
+        func finish() {
+            guard field < 3 else { return }
+            let parsed: Int? = valid && digits > 0 ? value : nil
+            if inCount { counts[field] = parsed } else { numbers[field] = parsed.map { $0 + 1 } }
+            value = 0; digits = 0; valid = true
         }
-        (season, seasonCount) = parse(0)
-        (episode, episodeCount) = parse(1)
-        (part, partCount) = parse(2)
+        for c in raw.utf8 {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                if digits < 9 { value = value * 10 + Int(c - 48); digits += 1 } else { valid = false }
+            case UInt8(ascii: " "), 9:
+                continue
+            case UInt8(ascii: "/"):
+                finish()
+                inCount = true
+            case UInt8(ascii: "."):
+                finish()
+                field += 1
+                inCount = false
+            default:
+                valid = false
+            }
+        }
+        finish()
+        (season, seasonCount) = (numbers[0], counts[0])
+        (episode, episodeCount) = (numbers[1], counts[1])
+        (part, partCount) = (numbers[2], counts[2])
     }
 
     /// "S04E14", "S4 E14", "S04E14P2" or "E14": already one-based.
     mutating func parseOnscreen() {
-        var current: Character? = nil
-        var digits = ""
+        var key: UInt8 = 0
+        var value = 0, digits = 0
         func flush() {
-            guard let key = current, let value = Int(digits) else { return }
-            switch key {
-            case "S": season = value
-            case "E": episode = value
-            case "P": part = value
-            default: break
+            if digits > 0 {
+                switch key {
+                case UInt8(ascii: "S"): season = value
+                case UInt8(ascii: "E"): episode = value
+                case UInt8(ascii: "P"): part = value
+                default: break
+                }
             }
+            value = 0; digits = 0
         }
-        for c in raw.uppercased() {
-            if c.isNumber, c.isASCII, current != nil {
-                digits.append(c)
-            } else if c == "S" || c == "E" || c == "P" {
+        for c in raw.utf8 {
+            let upper = c >= 97 && c <= 122 ? c - 32 : c
+            if c >= 48 && c <= 57, key != 0 {
+                if digits < 9 { value = value * 10 + Int(c - 48); digits += 1 }
+            } else if upper == UInt8(ascii: "S") || upper == UInt8(ascii: "E") || upper == UInt8(ascii: "P") {
                 flush()
-                current = c
-                digits = ""
-            } else if c != " " {
+                key = upper
+            } else if c != 32 {
                 flush()
-                current = nil
-                digits = ""
+                key = 0
             }
         }
         flush()
-    }
-
-    static func integer(_ s: Substring) -> Int? {
-        let trimmed = s.filter { $0 != " " && $0 != "\t" }
-        guard !trimmed.isEmpty, trimmed.count <= 9 else { return nil }
-        return Int(trimmed)
     }
 }

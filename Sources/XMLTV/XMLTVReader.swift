@@ -61,9 +61,10 @@ public final class XMLTVReader {
         gzipSize = trailer
         fclose(file)
 
+        tv_silenceGenericErrors()
         // NONET: never fetch a DTD; no NOENT/DTDLOAD: entities are not expanded or loaded.
         let flags = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue | XML_PARSE_COMPACT.rawValue
-            | XML_PARSE_NOBLANKS.rawValue | XML_PARSE_BIG_LINES.rawValue)
+            | XML_PARSE_BIG_LINES.rawValue)
         guard let reader = xmlReaderForFile(path, nil, flags) else {
             throw XMLTVError(file: path, message: "libxml2 cannot open the file")
         }
@@ -87,6 +88,7 @@ public final class XMLTVReader {
     public func next() throws(XMLTVError) -> XMLTVItem? {
         if let failure { throw failure }
         if finished { return nil }
+        tv_silenceGenericErrors()
         do throws(XMLTVError) {
             while try step() {
                 let type = xmlTextReaderNodeType(reader)

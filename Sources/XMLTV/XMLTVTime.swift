@@ -47,20 +47,23 @@ public enum XMLTVTime {
         guard end > 0 else { return nil }
         let sign = z[0]
         if sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
-            var digits: [Int] = []
-            var k = 1
-            while k < end {
+            // Digits accumulated without an array: this runs for every time attribute.
+            var value = 0, digits = 0, colonAt = -1
+            for k in 1..<end {
                 let c = z[k]
-                if isDigit(c) { digits.append(Int(c - 48)) } else if c == UInt8(ascii: ":"), digits.count == 2 {
-                    // separator between hours and minutes
-                } else { return nil }
-                if digits.count > 4 { return nil }
-                k += 1
+                if isDigit(c), digits < 4 {
+                    value = value * 10 + Int(c &- 48)
+                    digits += 1
+                } else if c == UInt8(ascii: ":"), digits == 2, colonAt < 0 {
+                    colonAt = k   // +hh:mm
+                } else {
+                    return nil
+                }
             }
             let hours: Int, minutes: Int
-            switch digits.count {
-            case 2: hours = digits[0] * 10 + digits[1]; minutes = 0
-            case 4: hours = digits[0] * 10 + digits[1]; minutes = digits[2] * 10 + digits[3]
+            switch digits {
+            case 2 where colonAt < 0: hours = value; minutes = 0
+            case 4: hours = value / 100; minutes = value % 100
             default: return nil
             }
             guard hours <= 14, minutes <= 59 else { return nil }
