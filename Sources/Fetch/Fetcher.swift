@@ -13,7 +13,7 @@ public struct Fetcher: Sendable {
 
     /// Fetches `request.url`, blocking until done, retried or failed.
     public func fetch(_ request: FetchRequest) throws(FetchError) -> FetchOutcome {
-        switch SourceLocation(request.url) {
+        switch SourceAddress(request.url) {
         case .local(let path):
             return try LocalSource(path: path, request: request).fetch()
         case .remote(let url):
@@ -41,7 +41,7 @@ extension FetchError {
 }
 
 /// What a request's URL string names.
-enum SourceLocation: Equatable {
+enum SourceAddress: Equatable {
     case local(path: String)
     case remote(url: String)
     case unsupported(reason: String)
