@@ -18,6 +18,8 @@ struct RemoteSource {
     }
 
     func fetch() throws(FetchError) -> FetchOutcome {
+        // A first run may not have a cache yet; a failure to create it shows up on the first attempt.
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Double {
@@ -94,7 +96,7 @@ struct RemoteSource {
 
         let refusedBody = sink.abort == .unwantedStatus
         if report.code != CURLE_OK && !refusedBody {
-            throw classify(report, fail: fail)
+            throw classify(report, headers: headers, fail: fail)
         }
 
         let status = report.status
@@ -140,6 +142,7 @@ struct RemoteSource {
     /// Maps a libcurl error to a kind, and tells whether trying again could help.
     private func classify(
         _ report: TransferReport,
+        headers: ResponseHeaders,
         fail: (FetchError.Kind, String, Bool, Double?) -> AttemptFailure
     ) -> AttemptFailure {
         let cause = "\(report.curlMessage) (curl error \(report.code.rawValue))"
@@ -154,7 +157,9 @@ struct RemoteSource {
         case CURLE_OPERATION_TIMEDOUT:
             return fail(.timeout, cause, true, nil)
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_TOO_MANY_REDIRECTS:
-            return fail(.redirectRefused, "redirect refused: " + cause, false, nil)
+            let target = headers.location.map { " to " + FetchError.displayed($0) } ?? ""
+            return fail(.redirectRefused, "redirect\(target) refused (only http and https are followed): " + cause,
+                        false, nil)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY,
              CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_SSL_CONNECT_ERROR,
              CURLE_HTTP2, CURLE_HTTP2_STREAM:

@@ -10,6 +10,8 @@ final class ResponseHeaders {
     private(set) var etag: String?
     private(set) var lastModified: String?
     private(set) var retryAfter: String?
+    /// The last response's Location: names a redirect that was refused.
+    private(set) var location: String?
 
     /// Takes one raw header line as curl hands it over, CRLF included.
     func receive(line raw: UnsafeRawBufferPointer) {
@@ -25,6 +27,7 @@ final class ResponseHeaders {
             etag = nil
             lastModified = nil
             retryAfter = nil
+            location = nil
             return
         }
         guard let colon = line.firstIndex(of: ":") else { return }
@@ -34,6 +37,7 @@ final class ResponseHeaders {
         case "etag": etag = value
         case "last-modified": lastModified = value
         case "retry-after": retryAfter = value
+        case "location": location = value
         default: break
         }
     }

@@ -162,7 +162,8 @@ import Testing
     }
 
     @Test func redirectToAFileURLIsRefused() throws {
-        expectFailure(.redirectRefused, path: "/redirect-file/a")
+        let error = expectFailure(.redirectRefused, path: "/redirect-file/a")
+        #expect(error?.message.contains("file:///etc/passwd") == true)
     }
 
     @Test func redirectLoopIsRefused() throws {
@@ -184,6 +185,13 @@ import Testing
         policy.lowSpeedTime = 2
         expectFailure(.timeout, path: "/slow/a", policy: policy)
         #expect(seconds(start.duration(to: clock.now)) < 8)
+    }
+
+    @Test func missingCacheDirectoryIsCreated() throws {
+        defer { cleanUp() }
+        let fetcher = Fetcher(cacheDirectory: cache.path + "/new/cache")
+        let got = try #require(download(try fetcher.fetch(FetchRequest(url: server.url("/plain/a"), policy: testPolicy()))))
+        #expect(got.file.hasPrefix(cache.path + "/new/cache/"))
     }
 
     @Test func htmlPageIsNotXMLTV() throws {
