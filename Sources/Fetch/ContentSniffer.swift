@@ -7,6 +7,7 @@ enum ContentSniffer {
 
     enum Verdict: Equatable {
         case accepted(Compression)
+        /// What the body is instead, to follow "source served" or "file holds".
         case rejected(String)
     }
 
@@ -17,16 +18,16 @@ enum ContentSniffer {
         scanner.skipByteOrderMark()
         scanner.skipWhitespace()
         if scanner.atEnd {
-            return .rejected(head.isEmpty ? "source served an empty body" : "source served only whitespace")
+            return .rejected(head.isEmpty ? "nothing (an empty body)" : "only whitespace")
         }
-        guard scanner.peek("<") else { return .rejected("source served something that is not XML") }
+        guard scanner.peek("<") else { return .rejected("something that is not XML") }
         // Walk the prolog (declaration, comments, processing instructions, doctype) to the root element.
         var sawProlog = false
         while true {
             scanner.skipWhitespace()
             if scanner.atEnd {
                 // The prolog is longer than the head: let the XML parser judge.
-                return sawProlog ? .accepted(.none) : .rejected("source served something that is not XML")
+                return sawProlog ? .accepted(.none) : .rejected("something that is not XML")
             }
             if scanner.consume("<?") {
                 guard scanner.skip(past: "?>") else { return .accepted(.none) }
@@ -36,23 +37,23 @@ enum ContentSniffer {
                 scanner.skipWhitespace()
                 let name = scanner.name()
                 if name.lowercased() == "html" { return htmlPage }
-                if name != "tv" { return .rejected("source served a document of type \(name.debugDescription), not XMLTV") }
+                if name != "tv" { return .rejected("a document of type \(name.debugDescription), not XMLTV") }
                 // The root element must follow, and must be `tv`: nothing more to learn here.
                 return .accepted(.none)
             } else if scanner.consume("<") {
                 let name = scanner.name()
                 if name == "tv" { return .accepted(.none) }
                 if name.lowercased() == "html" { return htmlPage }
-                if name.isEmpty { return .rejected("source served something that is not XML") }
-                return .rejected("source served a <\(name)> document, not XMLTV")
+                if name.isEmpty { return .rejected("something that is not XML") }
+                return .rejected("a <\(name)> document, not XMLTV")
             } else {
-                return .rejected("source served something that is not XML")
+                return .rejected("something that is not XML")
             }
             sawProlog = true
         }
     }
 
-    private static let htmlPage = Verdict.rejected("source served an HTML page, not XMLTV")
+    private static let htmlPage = Verdict.rejected("an HTML page, not XMLTV")
 
     /// A byte cursor; the head is small, so simple linear searches are fine.
     private struct Scanner {

@@ -113,7 +113,7 @@ struct LocalSource {
         switch ContentSniffer.verdict(forHead: head) {
         case .accepted(let found): compression = found
         case .rejected(let reason):
-            throw FetchError(kind: .notXMLTV, url: request.url, cause: reason.replacingOccurrences(of: "source served", with: "file holds"))
+            throw FetchError(kind: .notXMLTV, url: request.url, cause: "file holds " + reason)
         }
         if !request.force, let previous = request.previousContentHash, previous == hash.hex {
             return .notModified

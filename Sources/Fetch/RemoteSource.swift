@@ -80,10 +80,6 @@ struct RemoteSource {
     private func judge(
         _ report: TransferReport, headers: ResponseHeaders, sink: BodySink, sentValidators: HTTPValidators?
     ) throws(AttemptFailure) -> FetchOutcome {
-        func fail(_ kind: FetchError.Kind, _ cause: String, transient: Bool, retryAfter: Double? = nil) -> AttemptFailure {
-            AttemptFailure(error: FetchError(kind: kind, url: url, cause: cause), isTransient: transient, retryAfter: retryAfter)
-        }
-
         switch sink.abort {
         case .tooLarge:
             throw fail(.tooLarge, "body is larger than the \(policy.maxBytes)-byte limit", transient: false)
@@ -96,7 +92,7 @@ struct RemoteSource {
 
         let refusedBody = sink.abort == .unwantedStatus
         if report.code != CURLE_OK && !refusedBody {
-            throw classify(report, headers: headers, fail: fail)
+            throw classify(report, headers: headers)
         }
 
         let status = report.status
@@ -126,7 +122,7 @@ struct RemoteSource {
         let compression: Compression
         switch ContentSniffer.verdict(forHead: sink.head) {
         case .accepted(let found): compression = found
-        case .rejected(let reason): throw fail(.notXMLTV, reason, transient: false)
+        case .rejected(let reason): throw fail(.notXMLTV, "source served " + reason, transient: false)
         }
         let hash = sink.hash.hex
         if !request.force, let previous = request.previousContentHash, previous == hash {
@@ -142,31 +138,42 @@ struct RemoteSource {
     /// Maps a libcurl error to a kind, and tells whether trying again could help.
     private func classify(
         _ report: TransferReport,
-        headers: ResponseHeaders,
-        fail: (FetchError.Kind, String, Bool, Double?) -> AttemptFailure
+        headers: ResponseHeaders
     ) -> AttemptFailure {
         let cause = "\(report.curlMessage) (curl error \(report.code.rawValue))"
         switch report.code {
         case CURLE_PARTIAL_FILE:
-            return fail(.truncated, "transfer ended early: " + cause, true, nil)
+            return fail(.truncated, "transfer ended early: " + cause, transient: true)
         case CURLE_RECV_ERROR where report.status != 0:
             // The response had started: the body was cut off mid-way.
-            return fail(.truncated, "transfer ended early: " + cause, true, nil)
+            return fail(.truncated, "transfer ended early: " + cause, transient: true)
         case CURLE_FILESIZE_EXCEEDED:
-            return fail(.tooLarge, "body is larger than the \(policy.maxBytes)-byte limit", false, nil)
+            return fail(.tooLarge, "body is larger than the \(policy.maxBytes)-byte limit", transient: false)
         case CURLE_OPERATION_TIMEDOUT:
-            return fail(.timeout, cause, true, nil)
-        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_TOO_MANY_REDIRECTS:
+            return fail(.timeout, cause, transient: true)
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // Only a redirect can get here: the request's own scheme was checked before.
             let target = headers.location.map { " to " + FetchError.displayed($0) } ?? ""
-            return fail(.redirectRefused, "redirect\(target) refused (only http and https are followed): " + cause,
-                        false, nil)
+            return fail(.redirectRefused, "redirect\(target) refused, only http and https are followed: " + cause,
+                        transient: false)
+        case CURLE_TOO_MANY_REDIRECTS:
+            return fail(.redirectRefused, "too many redirects: " + cause, transient: false)
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY,
              CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_SSL_CONNECT_ERROR,
              CURLE_HTTP2, CURLE_HTTP2_STREAM:
-            return fail(.transport, cause, true, nil)
+            return fail(.transport, cause, transient: true)
         default:
-            return fail(.transport, cause, false, nil)
+            return fail(.transport, cause, transient: false)
         }
+    }
+}
+
+extension RemoteSource {
+    fileprivate func fail(
+        _ kind: FetchError.Kind, _ cause: String, transient: Bool, retryAfter: Double? = nil
+    ) -> AttemptFailure {
+        AttemptFailure(error: FetchError(kind: kind, url: url, cause: cause), isTransient: transient,
+                       retryAfter: retryAfter)
     }
 }
 

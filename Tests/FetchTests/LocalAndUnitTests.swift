@@ -101,7 +101,7 @@ import Testing
         ("html after a comment", Array("<!-- cdn --><html>".utf8), "HTML page"),
         ("other root", Array("<?xml version=\"1.0\"?><error>denied</error>".utf8), "<error>"),
         ("json", Array("{\"error\": 1}".utf8), "not XML"),
-        ("empty", [], "empty"),
+        ("empty", [], "nothing"),
         ("whitespace", Array("  \n".utf8), "whitespace"),
         ("binary", [0x50, 0x4b, 0x03, 0x04], "not XML"),
     ]
