@@ -44,7 +44,8 @@ struct RemoteSource {
             let backoff = policy.initialBackoff * pow(2, Double(attempt - 1))
             let wait = failure.retryAfter ?? backoff
             let remaining = policy.totalBudget - elapsed()
-            guard wait < remaining else {
+            // Another attempt needs some time of its own after the wait, or it is bound to time out.
+            guard wait + 1 < remaining else {
                 let cause = failure.retryAfter != nil
                     ? "; the server asked to wait \(Int(wait)) s, beyond the time budget"
                     : "; no time left in the \(Int(policy.totalBudget)) s budget for another attempt"

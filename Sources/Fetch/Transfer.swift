@@ -108,47 +108,60 @@ struct Transfer {
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
 
-        tv_curl_setopt_string(handle, CURLOPT_URL, url)
-        tv_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https,file")
-        tv_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        tv_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1)
-        tv_curl_setopt_long(handle, CURLOPT_MAXREDIRS, policy.maxRedirects)
-        tv_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, "")
-        tv_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1)
-        tv_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2)
-        tv_curl_setopt_string(handle, CURLOPT_USERAGENT, policy.userAgent)
-        tv_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(policy.connectTimeout))
-        tv_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds(timeLimit))
-        tv_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, policy.lowSpeedLimit)
-        tv_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, policy.lowSpeedTime)
-        tv_curl_setopt_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(policy.maxBytes))
-        tv_curl_setopt_long(handle, CURLOPT_FAILONERROR, 0)
-        tv_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
-        tv_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        // Fail closed: a libcurl that rejects an option (a protocol restriction above all) must not
+        // go on without it.
+        var setupFailure = CURLE_OK
+        func check(_ code: CURLcode) {
+            if setupFailure == CURLE_OK { setupFailure = code }
+        }
+
+        check(tv_curl_setopt_string(handle, CURLOPT_URL, url))
+        check(tv_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https,file"))
+        check(tv_curl_setopt_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        check(tv_curl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 1))
+        check(tv_curl_setopt_long(handle, CURLOPT_MAXREDIRS, policy.maxRedirects))
+        check(tv_curl_setopt_string(handle, CURLOPT_ACCEPT_ENCODING, ""))
+        check(tv_curl_setopt_long(handle, CURLOPT_SSL_VERIFYPEER, 1))
+        check(tv_curl_setopt_long(handle, CURLOPT_SSL_VERIFYHOST, 2))
+        check(tv_curl_setopt_string(handle, CURLOPT_USERAGENT, policy.userAgent))
+        check(tv_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(policy.connectTimeout)))
+        check(tv_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds(timeLimit)))
+        check(tv_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, policy.lowSpeedLimit))
+        check(tv_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, policy.lowSpeedTime))
+        check(tv_curl_setopt_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(policy.maxBytes)))
+        check(tv_curl_setopt_long(handle, CURLOPT_FAILONERROR, 0))
+        check(tv_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1))
+        check(tv_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer))
 
         for line in conditionalHeaders() {
             headerList = curl_slist_append(headerList, line)
         }
         if let headerList {
-            tv_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList))
+            check(tv_curl_setopt_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headerList)))
         }
 
-        tv_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
+        check(tv_curl_setopt_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, context in
             let length = size * count
             guard let data, let context else { return 0 }
             let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
             return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
-        }
-        tv_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, contextPointer)
-        tv_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
+        })
+        check(tv_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, contextPointer))
+        check(tv_curl_setopt_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, context in
             let length = size * count
             guard let data, let context else { return length }
             let transfer = Unmanaged<TransferContext>.fromOpaque(context).takeUnretainedValue()
             transfer.headers.receive(line: UnsafeRawBufferPointer(start: data, count: length))
             return length
-        }
-        tv_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, contextPointer)
+        })
+        check(tv_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, contextPointer))
 
+        if setupFailure != CURLE_OK {
+            let message = "libcurl rejected an option: " + String(cString: curl_easy_strerror(setupFailure))
+            // Reported as an initialisation failure: never retried, never mistaken for a refused redirect.
+            return (TransferReport(code: CURLE_FAILED_INIT, curlMessage: message, status: 0, redirects: 0,
+                                   contentLength: -1, wireBytes: 0), context.headers)
+        }
         let code = withExtendedLifetime(context) { curl_easy_perform(handle) }
 
         var status = 0
