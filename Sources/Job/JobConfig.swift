@@ -1,0 +1,217 @@
+import Foundation
+import Feeds
+import ObjectGraph
+
+/// The configuration of the nightly job, read from JSON (Foundation's parser: no extra
+/// dependency, and every error can name the file, the key and what was expected).
+public struct JobConfig: Sendable {
+    public struct Source: Sendable {
+        public var name: String
+        /// An http(s) or file URL, or a local path.
+        public var url: String
+        /// Seconds east of UTC that replace the zone the feed claims (for feeds known to lie).
+        public var timeOffset: Int?
+        public var includeChannels: Set<String>?
+        public var excludeChannels: Set<String> = []
+        /// The bundled sample guide, moved to today so that it is always in the future.
+        var isBundledSample = false
+    }
+
+    public var path: String?
+    public var database = "tvimport.sqlite"
+    public var output = "feeds"
+    public var cache: String?
+    public var baseURL: String?
+    public var uidDomain = "tvimport.invalid"
+    public var retentionDays = 7
+    public var maxDeleteShare = 0.2
+    public var pastHours = 24
+    public var refreshHours = 12
+    public var sources: [Source] = []
+    public var filteredFeeds: [FilteredFeed] = []
+    public var whitelists: [String: Set<String>] = [:]
+    public var modules: [ModelModule] = []
+
+    /// The fetch cache: where each source's last good download is kept.
+    public var cacheDirectory: String { cache ?? (database + ".cache") }
+
+    public init() {}
+
+    /// The configuration used when no --config is given: the bundled sample guide, no network.
+    public static func bundledSample() throws -> JobConfig {
+        guard let guide = Bundle.module.path(forResource: "sample-guide", ofType: "xml") else {
+            throw JobError(.config, "the bundled sample guide is missing from this build")
+        }
+        var config = JobConfig()
+        config.sources = [Source(name: "sample", url: guide, isBundledSample: true)]
+        config.filteredFeeds = [FilteredFeed(name: "news", title: "All the news", titlePattern: "\\bnews\\b")]
+        config.applyEnvironment()
+        return config
+    }
+
+    /// Reads a config file; every problem names the file, the key and what was expected.
+    public static func load(path: String) throws -> JobConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw JobError(.config, "\(path): cannot read the configuration file")
+        }
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw JobError(.config, "\(path): not valid JSON: \((error as NSError).userInfo["NSDebugDescription"] ?? error)")
+        }
+        var reader = ConfigReader(file: path)
+        var config = try reader.read(root)
+        config.path = path
+        config.applyEnvironment()
+        return config
+    }
+
+    /// TVIMPORT_DB, TVIMPORT_OUTPUT, TVIMPORT_CACHE and TVIMPORT_BASE_URL override the file (containers).
+    mutating func applyEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) {
+        if let v = env["TVIMPORT_DB"], !v.isEmpty { database = v }
+        if let v = env["TVIMPORT_OUTPUT"], !v.isEmpty { output = v }
+        if let v = env["TVIMPORT_CACHE"], !v.isEmpty { cache = v }
+        if let v = env["TVIMPORT_BASE_URL"], !v.isEmpty { baseURL = v }
+    }
+}
+
+/// Walks the JSON with a key path, so that errors say exactly where.
+struct ConfigReader {
+    let file: String
+
+    func fail(_ key: String, _ expected: String) -> JobError {
+        JobError(.config, "\(file): key '\(key)': expected \(expected)")
+    }
+
+    func object(_ value: Any, _ key: String, allowed: Set<String>) throws -> [String: Any] {
+        guard let d = value as? [String: Any] else { throw fail(key, "an object") }
+        for k in d.keys.sorted() where !allowed.contains(k) {
+            throw JobError(.config, "\(file): unknown key '\(key.isEmpty ? k : key + "." + k)' (known: \(allowed.sorted().joined(separator: ", ")))")
+        }
+        return d
+    }
+    func string(_ v: Any?, _ key: String) throws -> String? {
+        guard let v else { return nil }
+        guard let s = v as? String else { throw fail(key, "a string") }
+        return s
+    }
+    func number(_ v: Any?, _ key: String) throws -> Double? {
+        guard let v else { return nil }
+        guard !(v is Bool), let n = v as? NSNumber else { throw fail(key, "a number") }
+        return n.doubleValue
+    }
+    func strings(_ v: Any?, _ key: String) throws -> [String]? {
+        guard let v else { return nil }
+        guard let a = v as? [Any], a.allSatisfy({ $0 is String }) else { throw fail(key, "a list of strings") }
+        return a as? [String]
+    }
+    func list(_ v: Any?, _ key: String) throws -> [Any] {
+        guard let v else { return [] }
+        guard let a = v as? [Any] else { throw fail(key, "a list") }
+        return a
+    }
+
+    mutating func read(_ root: Any) throws -> JobConfig {
+        let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare",
+                                               "sources", "feeds", "whitelists", "modules"])
+        var c = JobConfig()
+        if let v = try string(d["database"], "database") { c.database = v }
+        if let v = try string(d["output"], "output") { c.output = v }
+        c.cache = try string(d["cache"], "cache")
+        c.baseURL = try string(d["baseURL"], "baseURL")
+        if let v = try string(d["uidDomain"], "uidDomain") { c.uidDomain = v }
+        if let v = try number(d["retentionDays"], "retentionDays") {
+            guard v >= 0 else { throw fail("retentionDays", "a number of days, 0 or more") }
+            c.retentionDays = Int(v)
+        }
+        if let v = try number(d["maxDeleteShare"], "maxDeleteShare") {
+            guard (0...1).contains(v) else { throw fail("maxDeleteShare", "a share between 0 and 1 (0.2 is 20 %)") }
+            c.maxDeleteShare = v
+        }
+        for (i, s) in try list(d["sources"], "sources").enumerated() {
+            let key = "sources[\(i)]"
+            let sd = try object(s, key, allowed: ["name", "url", "timeOffset", "includeChannels", "excludeChannels"])
+            guard let name = try string(sd["name"], key + ".name"), !name.isEmpty else { throw fail(key + ".name", "a non-empty string") }
+            guard let url = try string(sd["url"], key + ".url"), !url.isEmpty else { throw fail(key + ".url", "a URL or a path") }
+            var source = JobConfig.Source(name: name, url: url)
+            if let offset = try string(sd["timeOffset"], key + ".timeOffset") {
+                guard let seconds = Self.parseOffset(offset) else { throw fail(key + ".timeOffset", "an offset such as +0100 or -05:00") }
+                source.timeOffset = seconds
+            }
+            source.includeChannels = try strings(sd["includeChannels"], key + ".includeChannels").map(Set.init)
+            source.excludeChannels = Set(try strings(sd["excludeChannels"], key + ".excludeChannels") ?? [])
+            c.sources.append(source)
+        }
+        if c.sources.isEmpty { throw fail("sources", "at least one source") }
+        if let f = d["feeds"] {
+            let fd = try object(f, "feeds", allowed: ["pastHours", "refreshHours", "filtered"])
+            if let v = try number(fd["pastHours"], "feeds.pastHours") { c.pastHours = Int(v) }
+            if let v = try number(fd["refreshHours"], "feeds.refreshHours") { c.refreshHours = max(1, Int(v)) }
+            for (i, item) in try list(fd["filtered"], "feeds.filtered").enumerated() {
+                let key = "feeds.filtered[\(i)]"
+                let id = try object(item, key, allowed: ["name", "title", "titlePattern", "categories", "channels"])
+                guard let name = try string(id["name"], key + ".name") else { throw fail(key + ".name", "a string") }
+                let pattern = try string(id["titlePattern"], key + ".titlePattern")
+                if let pattern, (try? NSRegularExpression(pattern: pattern)) == nil { throw fail(key + ".titlePattern", "a regular expression") }
+                c.filteredFeeds.append(FilteredFeed(name: name, title: try string(id["title"], key + ".title"), titlePattern: pattern,
+                                                    categories: try strings(id["categories"], key + ".categories"),
+                                                    channels: try strings(id["channels"], key + ".channels")))
+            }
+        }
+        if let w = d["whitelists"] {
+            let wd = try object(w, "whitelists", allowed: ["Channel", "Programme", "Credit", "Category"])
+            for (entity, keys) in wd { c.whitelists[entity] = Set(try strings(keys, "whitelists.\(entity)") ?? []) }
+        }
+        for (i, m) in try list(d["modules"], "modules").enumerated() {
+            c.modules.append(try module(m, "modules[\(i)]"))
+        }
+        return c
+    }
+
+    func module(_ value: Any, _ key: String) throws -> ModelModule {
+        let d = try object(value, key, allowed: ["name", "entities"])
+        guard let name = try string(d["name"], key + ".name") else { throw fail(key + ".name", "a string") }
+        var entities: [EntityDescription] = []
+        for (i, e) in try list(d["entities"], key + ".entities").enumerated() {
+            let ek = "\(key).entities[\(i)]"
+            let ed = try object(e, ek, allowed: ["name", "placeholder", "parent", "identifier", "attributes", "relationships"])
+            guard let entityName = try string(ed["name"], ek + ".name") else { throw fail(ek + ".name", "a string") }
+            var attributes: [AttributeDescription] = []
+            for (j, a) in try list(ed["attributes"], ek + ".attributes").enumerated() {
+                let ak = "\(ek).attributes[\(j)]"
+                let ad = try object(a, ak, allowed: ["name", "type", "optional"])
+                guard let an = try string(ad["name"], ak + ".name") else { throw fail(ak + ".name", "a string") }
+                guard let t = try string(ad["type"], ak + ".type"), let type = AttributeType(rawValue: t) else {
+                    throw fail(ak + ".type", "one of " + AttributeType.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                attributes.append(AttributeDescription(an, type, optional: (ad["optional"] as? Bool) ?? true))
+            }
+            var relationships: [RelationshipDescription] = []
+            for (j, r) in try list(ed["relationships"], ek + ".relationships").enumerated() {
+                let rk = "\(ek).relationships[\(j)]"
+                let rd = try object(r, rk, allowed: ["name", "destination", "inverse", "toMany", "deleteRule"])
+                guard let rn = try string(rd["name"], rk + ".name"), let dest = try string(rd["destination"], rk + ".destination") else {
+                    throw fail(rk, "name and destination strings")
+                }
+                let ruleName = try string(rd["deleteRule"], rk + ".deleteRule") ?? "nullify"
+                guard let rule = DeleteRule(rawValue: ruleName) else { throw fail(rk + ".deleteRule", "cascade, nullify or deny") }
+                relationships.append(RelationshipDescription(rn, destination: dest, inverse: try string(rd["inverse"], rk + ".inverse"),
+                                                             toMany: (rd["toMany"] as? Bool) ?? false, deleteRule: rule))
+            }
+            entities.append(EntityDescription(entityName, parent: try string(ed["parent"], ek + ".parent"),
+                                              placeholder: (ed["placeholder"] as? Bool) ?? false,
+                                              identifier: try strings(ed["identifier"], ek + ".identifier"),
+                                              attributes: attributes, relationships: relationships))
+        }
+        return ModelModule(name, entities: entities)
+    }
+
+    static func parseOffset(_ s: String) -> Int? {
+        let t = s.replacingOccurrences(of: ":", with: "")
+        guard let sign = t.first, sign == "+" || sign == "-", t.count == 5 || t.count == 3, let n = Int(t.dropFirst()) else { return nil }
+        let hours = t.count == 5 ? n / 100 : n, minutes = t.count == 5 ? n % 100 : 0
+        guard hours <= 14, minutes < 60 else { return nil }
+        return (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)
+    }
+}

@@ -1,0 +1,225 @@
+import Fetch
+import Feeds
+import Foundation
+import GRDB
+import Merge
+import ObjectGraph
+import XMLTV
+
+/// `tvimport run`: every source fetched, parsed and merged in its own transaction, old
+/// programmes pruned, feeds exported, a report printed and the run recorded.
+public struct NightlyJob {
+    public var config: JobConfig
+    public var dryRun = false
+    public var force = false
+    public var json = false
+    public var quiet = false
+    public var verbose = false
+    public var now = Int64(Date().timeIntervalSince1970)
+
+    public init(config: JobConfig) { self.config = config }
+
+    public func run() throws -> (output: String, status: ExitStatus) {
+        let lock = try RunLock(path: config.database + ".lock")
+        defer { lock.release() }
+        let model = try StoreAccess.model(userModules: config.modules)
+        let store = try StoreAccess.open(path: config.database, model: model)
+        try FetchState.prepare(store)
+        var report = RunReport(dryRun: dryRun)
+        var status = ExitStatus.success
+        var touched = false
+
+        for source in config.sources {
+            let outcome = runSource(source, store: store)
+            if outcome.status == "failed", status == .success { status = outcome.exitStatus }
+            if outcome.status == "applied" { touched = true }
+            report.sources.append(outcome.report)
+        }
+
+        var pruned = 0
+        if config.retentionDays > 0 {
+            pruned = try prune(store)
+            if pruned > 0 { touched = true }
+        }
+
+        var exportLine = ""
+        if !dryRun {
+            let feedsExist = FileManager.default.fileExists(atPath: config.output + "/index.html")
+            if touched || !feedsExist || force {
+                var options = ExportOptions(outputDirectory: config.output)
+                options.uidDomain = config.uidDomain
+                options.baseURL = config.baseURL
+                options.pastWindow = Int64(config.pastHours) * 3600
+                options.refreshInterval = config.refreshHours * 3600
+                options.filteredFeeds = config.filteredFeeds
+                options.now = now
+                do {
+                    let exported = try FeedExporter(store: store, options: options).export()
+                    exportLine = "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged in \(config.output)/ (open \(config.output)/index.html)"
+                } catch {
+                    if status == .success { status = .cannotCreate }
+                    exportLine = "feeds: export failed: \(error)"
+                    FileHandle.standardError.write(Data("tvimport: export failed: \(error)\n".utf8))
+                }
+            } else {
+                exportLine = "feeds: nothing changed, \(config.output)/ left as it was"
+            }
+            try? RunLog.record(store, started: now, command: "run", dryRun: false, exitCode: status.rawValue,
+                               outcome: report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ") + (pruned > 0 ? "; \(pruned) pruned" : ""))
+        }
+
+        for s in report.sources where s.status == "failed" {
+            FileHandle.standardError.write(Data("tvimport: source \(s.name): \(s.error ?? "failed")\n".utf8))
+        }
+        if quiet && status == .success { return ("", status) }
+        let output = try store.read { context -> String in
+            if json { return report.json(model: model, context: context) }
+            var text = report.text(showChanges: dryRun || verbose, context: context)
+            if pruned > 0 { text += "\nretention: \(pruned) programmes that ended more than \(config.retentionDays) days ago \(dryRun ? "would be" : "were") pruned" }
+            if !exportLine.isEmpty { text += "\n" + exportLine }
+            return text
+        }
+        return (output, status)
+    }
+
+    struct SourceOutcome {
+        var report: RunReport.Source
+        var status: String { report.status }
+        var exitStatus: ExitStatus
+    }
+
+    /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
+    func runSource(_ source: JobConfig.Source, store: Store) -> SourceOutcome {
+        func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
+            SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
+        }
+        var file = source.url
+        var download: Download?
+        var sampleCopy: String?
+        defer {
+            if let d = download, !d.isLocal { try? FileManager.default.removeItem(atPath: d.file) }
+            if let s = sampleCopy { try? FileManager.default.removeItem(atPath: s) }
+        }
+        let previous = (try? FetchState.load(store, source: source.name)) ?? nil
+        if source.isBundledSample {
+            do { file = try BundledSample.rebasedCopy(of: source.url, to: now); sampleCopy = file } catch {
+                return failed(.noInput, "\(error)")
+            }
+        } else {
+            do {
+                try FileManager.default.createDirectory(atPath: config.cacheDirectory, withIntermediateDirectories: true)
+            } catch {
+                return failed(.cannotCreate, "cannot create the cache directory \(config.cacheDirectory): \(error.localizedDescription)")
+            }
+            let request = FetchRequest(url: source.url, validators: force ? nil : previous?.validators,
+                                       previousContentHash: force ? nil : previous?.contentHash, force: force, policy: FetchPolicy())
+            do {
+                switch try Fetcher(cacheDirectory: config.cacheDirectory).fetch(request) {
+                case .notModified:
+                    return SourceOutcome(report: .init(name: source.name, status: "unchanged", error: nil, report: nil), exitStatus: .success)
+                case .downloaded(let d):
+                    download = d
+                    file = d.file
+                }
+            } catch {
+                if case .notFound = error.kind { return failed(.noInput, error.message) }
+                return failed(.unavailable, error.message)
+            }
+        }
+        var options = ImportOptions(source: source.name, force: force, maxDeleteShare: config.maxDeleteShare,
+                                    collectChanges: dryRun || json || verbose,
+                                    reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
+                                                               excludeChannels: source.excludeChannels),
+                                    now: now)
+        options.programmeInsertValues = ["changedAt": .date(now)]
+        do {
+            let r = try importGuide(into: store, files: [file], options: options, dryRun: dryRun, overwritable: config.whitelists)
+            if !dryRun, let d = download {
+                // Only now is this download the last good one: keep it and its validators.
+                let lastGood = config.cacheDirectory + "/" + FeedExporter.fileName(for: source.name).replacingOccurrences(of: ".ics", with: ".last-good")
+                if !d.isLocal {
+                    _ = try? FileManager.default.removeItem(atPath: lastGood)
+                    try? FileManager.default.moveItem(atPath: d.file, toPath: lastGood)
+                }
+                try? FetchState.save(store, source: source.name, url: source.url, validators: d.validators, contentHash: d.contentHash)
+            }
+            let changed = r.channels.inserted + r.channels.updated + r.channels.deleted + r.programmes.inserted + r.programmes.updated + r.programmes.deleted > 0
+            return SourceOutcome(report: .init(name: source.name, status: changed ? "applied" : "unchanged", error: nil, report: r), exitStatus: .success)
+        } catch let error as ImportError {
+            return failed(.dataError, "\(error)")
+        } catch {
+            return failed(.cannotCreate, "\(error)")
+        }
+    }
+
+    /// Deletes programmes that ended longer ago than the retention (reported as pruned).
+    func prune(_ store: Store) throws -> Int {
+        let cutoff = now - Int64(config.retentionDays) * 86400
+        return try store.write(dryRun: dryRun) { context -> Int in
+            let old = try context.fetchAll("Programme", where: .and([.compare("stop", .less, .date(cutoff))]), keys: [])
+            for p in old { try context.delete(p.id) }
+            return old.count
+        }.result
+    }
+}
+
+/// HTTP validators and the content hash of each source's last good download, in the database.
+enum FetchState {
+    static let table = "_tvimport_fetch"
+    struct State { var validators: HTTPValidators; var contentHash: String? }
+
+    static func prepare(_ store: Store) throws {
+        try store.withDatabase { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(table) (source TEXT PRIMARY KEY, url TEXT NOT NULL, etag TEXT, lastModified TEXT, contentHash TEXT, fetched INTEGER)")
+        }
+    }
+    static func load(_ store: Store, source: String) throws -> State? {
+        try store.withDatabase { db in
+            try Row.fetchOne(db, sql: "SELECT etag, lastModified, contentHash FROM \(table) WHERE source = ?", arguments: [source]).map {
+                State(validators: HTTPValidators(etag: $0[0], lastModified: $0[1]), contentHash: $0[2])
+            }
+        }
+    }
+    static func save(_ store: Store, source: String, url: String, validators: HTTPValidators, contentHash: String) throws {
+        try store.withDatabase { db in
+            try db.execute(sql: "INSERT INTO \(table) (source, url, etag, lastModified, contentHash, fetched) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET url = excluded.url, etag = excluded.etag, lastModified = excluded.lastModified, contentHash = excluded.contentHash, fetched = excluded.fetched",
+                           arguments: [source, url, validators.etag, validators.lastModified, contentHash, Int64(Date().timeIntervalSince1970)])
+        }
+    }
+}
+
+/// One run at a time: an exclusive lock on a file beside the database.
+final class RunLock {
+    private let fd: Int32
+    init(path: String) throws {
+        fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw JobError(.cannotCreate, "cannot create the lock file \(path): \(String(cString: strerror(errno)))") }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            throw JobError(.tempFail, "another tvimport run holds the lock \(path): try again later")
+        }
+    }
+    func release() {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+/// The bundled sample guide is written for 2000-01-01..03; a run moves it to today (UTC) so that
+/// the sample always has a future and passes the safety guard.
+enum BundledSample {
+    static func rebasedCopy(of path: String, to now: Int64) throws -> String {
+        guard var text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw JobError(.noInput, "\(path): cannot read the bundled sample guide")
+        }
+        let today = now - now % 86400
+        for day in 0..<3 {
+            let c = UTCTime.components(today + Int64(day) * 86400)
+            let replacement = String(format: "%04d%02d%02d", c.year, c.month, c.day)
+            text = text.replacingOccurrences(of: "2000010\(day + 1)", with: replacement)
+        }
+        let copy = NSTemporaryDirectory() + "tvimport-sample-\(getpid()).xml"
+        try text.write(toFile: copy, atomically: true, encoding: .utf8)
+        return copy
+    }
+}
