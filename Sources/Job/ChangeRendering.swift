@@ -51,7 +51,7 @@ enum ChangeRendering {
             return "\(channelID)/\(p["start"])/\(p["clumpIndex"].integerValue ?? 0)"
         }
         if change.entity == "Programme", let start = attr("start") {
-            return "\(start)/\(attr("clumpIndex")?.integerValue ?? 0)"
+            return "\(change.owner.map { $0 + "/" } ?? "")\(start)/\(attr("clumpIndex")?.integerValue ?? 0)"
         }
         return change.id.description
     }
@@ -65,7 +65,7 @@ enum ChangeRendering {
         var order: [String] = []
         for c in changes where c.entity == "Programme" {
             let id = identifier(c, context: context)
-            let channel = id.split(separator: "/").first.map(String.init) ?? "?"
+            let channel = c.owner ?? id.split(separator: "/").first.map(String.init) ?? "?"
             if byChannel[channel] == nil { order.append(channel) }
             let title = c.attributes.first { $0.name == "title" }.map { ($0.new.isNull ? $0.old : $0.new).description }
             byChannel[channel, default: []].append("    \(c.kind.rawValue) \(id)\(title.map { " \"\($0)\"" } ?? "")\(summary(c))")

@@ -105,20 +105,31 @@ public final class GuideImporter {
                                           overwritable: overwritable["Programme"])
         channelLayout = try MergeLayout(entity: model.requireEntity("Channel"), keys: ListingsMapper.channelKeys,
                                         overwritable: overwritable["Channel"])
-        var collected: [MergeChange] = []
+        let collector = ChangeCollector()
         let source = options.source
         report = SourceImportReport(source: source)
         let collect = options.collectChanges
         merge = SortedMerge(context: context, insertValues: options.programmeInsertValues.merging(["source": .string(source)]) { $1 },
                             deletableKeys: ["source"],
                             deletable: { $0["source"] == .string(source) },
-                            onChange: collect ? { collected.append($0) } : nil)
-        changeSink = { collected }
+                            onChange: collect ? { change in
+                                var change = change
+                                change.owner = collector.owner
+                                collector.changes.append(change)
+                            } : nil)
+        self.collector = collector
         storedProgrammesBefore = try context.count("Programme", where: .compare("source", .equal, .string(source)))
         storedChannelsBefore = try context.count("Channel", where: .compare("source", .equal, .string(source)))
     }
 
-    private var changeSink: () -> [MergeChange]
+    private let collector: ChangeCollector
+    private func changeSink() -> [MergeChange] { collector.changes }
+
+    /// Gathers the merge's changes, each tagged with the channel being merged.
+    final class ChangeCollector {
+        var changes: [MergeChange] = []
+        var owner: String?
+    }
 
     /// Reads and merges the files, streaming: one channel's programmes at a time.
     public func run(files: [String]) throws -> SourceImportReport {
@@ -191,6 +202,7 @@ public final class GuideImporter {
         }
         report.windows[channel] = (windowStart, windowEnd)
         let channelID = try ensureChannel(channel)
+        collector.owner = channel
         let owner = ObjectID(entity: "Channel", rowID: channelID)
         report.keptAsHistory += try context.count("Programme", where: .and([.related("channel", owner), .compare("start", .less, .date(windowStart))]))
         let tally = try merge.merge(programmeLayout, incoming: clean.map(ListingsMapper.programme),

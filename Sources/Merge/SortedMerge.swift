@@ -75,6 +75,18 @@ public struct MergeChange: Sendable {
     public let attributes: [(name: String, old: Value, new: Value)]
     /// Owned members added and removed, per relationship, as their identifier values.
     public let relationships: [(name: String, added: [[Value]], removed: [[Value]])]
+    /// The identifier of the parent in the scope (a programme's channel id), when the importer knows it.
+    public var owner: String?
+
+    public init(kind: ChangeKind, entity: String, id: ObjectID, attributes: [(name: String, old: Value, new: Value)],
+                relationships: [(name: String, added: [[Value]], removed: [[Value]])], owner: String? = nil) {
+        self.kind = kind
+        self.entity = entity
+        self.id = id
+        self.attributes = attributes
+        self.relationships = relationships
+        self.owner = owner
+    }
 }
 
 /// The find-(update)-or-create-or-remove merge of seed 001, generic over the entity model, with

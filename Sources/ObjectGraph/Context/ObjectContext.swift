@@ -183,7 +183,7 @@ public final class ObjectContext {
             return try object(id, keys: [r.name])?.related(r.name).map { [$0] } ?? []
         }
         guard let inverse = r.inverse else { return [] }
-        return try fetchAll(r.destination, where: .related(inverse, id), orderBy: [SortKey(Schema.rowIDColumnKey)], keys: [])
+        return try fetchAll(r.destination, where: .related(inverse, id), keys: [])
             .map(\.id)
     }
 
