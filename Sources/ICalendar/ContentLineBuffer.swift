@@ -255,7 +255,13 @@ enum GraphemeUnits {
     /// Grapheme_Extend, spacing marks, emoji modifiers and ZWJ: no cluster break before them.
     private static func extends(_ value: UInt32) -> Bool {
         if value < 0x300 { return false }  // Latin-1 and below: nothing extends
-        if value == 0x200D { return true }
+        if value <= 0x36F || value == 0x200D { return true }
+        // Big blocks without marks skip the (slow) property lookup: CJK ideographs, kana but the
+        // voiced-sound marks U+3099/309A, Hangul syllables.
+        if (0x4E00...0x9FFF).contains(value) || (0xAC00...0xD7A3).contains(value)
+            || (0x3040...0x3098).contains(value) || (0x309B...0x30FF).contains(value) {
+            return false
+        }
         guard let scalar = Unicode.Scalar(value) else { return false }
         let properties = scalar.properties
         return properties.isGraphemeExtend || properties.isEmojiModifier

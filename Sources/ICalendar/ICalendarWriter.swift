@@ -166,7 +166,6 @@ enum ValueChecks {
         for byte in utf8 {
             if byte <= 0x20 || byte == 0x7F { return nil }
             if byte >= 0x80 {
-                let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
                 out.append(UInt8(ascii: "%"))
                 out.append(hex[Int(byte >> 4)])
                 out.append(hex[Int(byte & 0x0F)])
@@ -176,6 +175,8 @@ enum ValueChecks {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    private static let hex: [UInt8] = Array("0123456789ABCDEF".utf8)
 
     private static func isASCIILetter(_ byte: UInt8) -> Bool {
         (byte | 0x20) >= UInt8(ascii: "a") && (byte | 0x20) <= UInt8(ascii: "z")
