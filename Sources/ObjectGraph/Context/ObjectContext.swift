@@ -113,7 +113,8 @@ public final class ObjectContext {
                       keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
         let entity = try model.requireEntity(entityName)
         let keys = keys ?? entity.rowKeys
-        for key in keys + sort.map(\.key) where entity.rowIndex(of: key) == nil {
+        // Sorting by row id (`_pk`) is allowed: it is how `members(of:_:)` lists a relationship.
+        for key in keys + sort.map(\.key).filter({ $0 != Schema.rowIDColumn }) where entity.rowIndex(of: key) == nil {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
         }
         let table = model.entity(entity.rootName)!
