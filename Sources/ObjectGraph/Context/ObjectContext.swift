@@ -113,7 +113,8 @@ public final class ObjectContext {
                       keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
         let entity = try model.requireEntity(entityName)
         let keys = keys ?? entity.rowKeys
-        for key in keys + sort.map(\.key) where entity.rowIndex(of: key) == nil {
+        // Sorting by row id (`_pk`) is allowed: it is how `members(of:_:)` lists a relationship.
+        for key in keys + sort.map(\.key).filter({ $0 != Schema.rowIDColumn }) where entity.rowIndex(of: key) == nil {
             throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
         }
         let table = model.entity(entity.rootName)!
@@ -374,6 +375,43 @@ public final class ObjectContext {
     /// Deletes an object, applying each relationship's delete rule: cascade deletes the owned
     /// objects, nullify clears their reference, deny refuses while there is one.
     public func delete(_ id: ObjectID) throws {
+        // Check every deny rule the cascade will meet before deleting anything, so that a refusal
+        // deep in the cascade leaves the objects as they were (the caller may carry on).
+        var visited = Set<ObjectID>()
+        try checkDeletable(id, &visited)
+        try deleteChecked(id)
+    }
+
+    private func checkDeletable(_ id: ObjectID, _ visited: inout Set<ObjectID>) throws {
+        guard visited.insert(id).inserted else { return }
+        let entity = try model.requireEntity(id.entity)
+        for r in entity.relationships where r.deleteRule == .deny {
+            let n = try members(of: id, r.name).count
+            if n > 0 { throw ObjectGraphError.deleteDenied(entity: entity.name, relationship: r.name, count: n) }
+        }
+        for r in entity.relationships where r.deleteRule == .cascade && cascadeMeetsDeny(r.destination) {
+            for member in try members(of: id, r.name) { try checkDeletable(member, &visited) }
+        }
+    }
+
+    private var cascadeMeetsDenyCache: [String: Bool] = [:]
+    /// Whether deleting an object of `entityName` (or a sub-entity) can cascade into a deny rule.
+    private func cascadeMeetsDeny(_ entityName: String) -> Bool {
+        if let known = cascadeMeetsDenyCache[entityName] { return known }
+        var seen = Set<String>(), stack = [entityName], found = false
+        while let name = stack.popLast(), !found {
+            guard seen.insert(name).inserted, let entity = model.entity(name) else { continue }
+            stack += entity.descendants.dropFirst()
+            for r in entity.relationships {
+                if r.deleteRule == .deny { found = true }
+                if r.deleteRule == .cascade { stack.append(r.destination) }
+            }
+        }
+        cascadeMeetsDenyCache[entityName] = found
+        return found
+    }
+
+    private func deleteChecked(_ id: ObjectID) throws {
         let entity = try model.requireEntity(id.entity)
         for r in entity.relationships where r.deleteRule == .deny {
             let n = try members(of: id, r.name).count
@@ -385,7 +423,7 @@ public final class ObjectContext {
             guard !related.isEmpty, let inverse = r.inverse else { continue }
             switch r.deleteRule {
             case .cascade:
-                for member in related { try delete(member) }
+                for member in related { try deleteChecked(member) }
             case .nullify, .deny:
                 for member in related { try update(member, [inverse: .null]) }
             }
@@ -406,7 +444,7 @@ public final class ObjectContext {
         for r in entity.foreignKeys {
             if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: false) }
         }
-        for target in cascadeTargets where try object(target, keys: []) != nil { try delete(target) }
+        for target in cascadeTargets where try object(target, keys: []) != nil { try deleteChecked(target) }
     }
 
     // MARK: Notifications

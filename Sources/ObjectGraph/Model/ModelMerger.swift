@@ -142,23 +142,28 @@ extension ObjectModel {
             guard let draft = drafts[name], let parent = draft.description.parent else { continue }
             if drafts[parent] == nil {
                 let where_ = declarations[parent]?.map(\.module) ?? []
-                problem(.invalidInheritance, "entity '\(name)' (module '\(draft.module)') has parent '\(parent)', which no module defines",
-                        [draft.module] + where_)
+                problem(.invalidInheritance, "entity '\(name)' (module '\(draft.module)') has parent '\(parent)', which no module defines"
+                        + placeholderNote(where_), [draft.module] + where_)
             } else if ancestors(name) == nil {
                 problem(.invalidInheritance, "entity '\(name)' (module '\(draft.module)') is its own ancestor", [draft.module])
             }
         }
-        guard problems.isEmpty else { throw ModelError(problems: problems) }
+        // Carry on even with problems, so that the user sees every problem at once: an entity whose
+        // parent is missing or cyclic simply inherits nothing below.
+        func validParent(_ name: String) -> String? {
+            guard let p = drafts[name]?.description.parent, drafts[p] != nil, ancestors(name) != nil else { return nil }
+            return p
+        }
 
         // 4. Flatten inherited properties (ancestors first).
         func allAttributes(_ name: String) -> [(AttributeDescription, String, String)] {
             let draft = drafts[name]!
-            let inherited = draft.description.parent.map(allAttributes) ?? []
+            let inherited = validParent(name).map(allAttributes) ?? []
             return inherited + draft.attributes.map { ($0.0, $0.1, name) }
         }
         func allRelationships(_ name: String) -> [(RelationshipDescription, String, String)] {
             let draft = drafts[name]!
-            let inherited = draft.description.parent.map(allRelationships) ?? []
+            let inherited = validParent(name).map(allRelationships) ?? []
             return inherited + draft.relationships.map { ($0.0, $0.1, name) }
         }
         func isKind(_ name: String, of other: String) -> Bool {
@@ -183,9 +188,12 @@ extension ObjectModel {
         for name in names {
             for (r, module, declaring) in drafts[name]!.relationships.map({ ($0.0, $0.1, name) }) {
                 guard drafts[r.destination] != nil else {
+                    let decls = declarations[r.destination] ?? []
+                    // A destination defined twice is already reported as a name collision.
+                    if decls.contains(where: { !$0.entity.isPlaceholder }) { continue }
                     problem(.unresolvedDestination,
-                            "\(declaring).\(r.name) (module '\(module)') points to '\(r.destination)', which no module defines",
-                            [module] + (declarations[r.destination]?.map(\.module) ?? []))
+                            "\(declaring).\(r.name) (module '\(module)') points to '\(r.destination)', which no module defines"
+                            + placeholderNote(decls.map(\.module)), [module] + decls.map(\.module))
                     continue
                 }
                 guard let inverseName = r.inverse else {
@@ -197,7 +205,7 @@ extension ObjectModel {
                 let destinationRelationships = allRelationships(r.destination)
                 guard let (inv, invModule, _) = destinationRelationships.first(where: { $0.0.name == inverseName }) else {
                     problem(.inverseMismatch,
-                            "\(declaring).\(r.name) (module '\(module)') names inverse '\(r.destination).\(inverseName)', which does not exist",
+                            "\(declaring).\(r.name) (module '\(module)') names inverse '\(r.destination).\(inverseName)', which does not exist (entity '\(r.destination)' is defined by module '\(drafts[r.destination]!.module)')",
                             [module, drafts[r.destination]!.module])
                     continue
                 }
@@ -282,11 +290,17 @@ extension ObjectModel {
 
 private func inheritedInfo(_ name: String, _ key: String, _ descriptions: [String: EntityDescription]) -> String? {
     var current: String? = name
-    while let n = current, let d = descriptions[n] {
+    var seen = Set<String>()
+    while let n = current, seen.insert(n).inserted, let d = descriptions[n] {
         if let v = d.userInfo[key] { return v }
         current = d.parent
     }
     return nil
+}
+
+private func placeholderNote(_ modules: [String]) -> String {
+    let names = Array(Set(modules)).sorted()
+    return names.isEmpty ? "" : " (only placeholders, in \(names.map { "module '\($0)'" }.joined(separator: ", ")))"
 }
 
 private func describe(_ r: RelationshipDescription) -> String {

@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import Testing
+@testable import ObjectGraph
+
+@Suite struct StoreTests {
+    static let v1 = ModelModule("Listings", entities: [
+        EntityDescription("Channel", identifier: ["id"], attributes: [
+            AttributeDescription("id", .string, optional: false),
+            AttributeDescription("name", .string),
+        ]),
+    ])
+    /// A local module adds an attribute to Channel and a new entity.
+    static let local = ModelModule("Local", entities: [
+        .placeholder("Channel", attributes: [
+            AttributeDescription("favourite", .bool, optional: false, default: .bool(false)),
+            AttributeDescription("position", .integer, default: .integer(99)),
+        ], relationships: [
+            .toMany("notes", "Note", inverse: "channel", deleteRule: .cascade),
+        ]),
+        EntityDescription("Note", attributes: [AttributeDescription("text", .string)], relationships: [
+            .toOne("channel", "Channel", inverse: "notes"),
+        ]),
+    ])
+
+    @Test func anInMemoryStoreCreatesTheSchemaAndStoresObjects() throws {
+        let store = try Guide.store()
+        #expect(store.path == ":memory:")
+        let id = try store.write { try $0.insert("Channel", ["id": .string("bbc1"), "name": .string("BBC One")]) }.result
+        #expect(try store.read { try $0.object(id)?["name"] } == .string("BBC One"))
+    }
+
+    @Test func aFileStoreUsesWALAndForeignKeys() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        let (journal, foreignKeys) = try store.withDatabase { db in
+            (try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"))
+        }
+        #expect(journal?.lowercased() == "wal")
+        #expect(foreignKeys == 1)
+        #expect(FileManager.default.fileExists(atPath: file.path))
+    }
+
+    @Test func addingAModuleMigratesAnExistingFileWithoutLosingRows() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let v1 = try ObjectModel(merging: [Self.v1])
+        let v2 = try ObjectModel(merging: [Self.v1, Self.local])
+        do {
+            let store = try Store(path: file.path, model: v1)
+            try store.write { (context: ObjectContext) throws in
+                try context.insert("Channel", ["id": .string("bbc1"), "name": .string("BBC One")])
+                try context.insert("Channel", ["id": .string("arte"), "name": .string("Arte")])
+            }
+        }
+        let store = try Store(path: file.path, model: v2)
+        #expect(store.fingerprint != Schema(model: v1).fingerprint)
+        try store.read { (context: ObjectContext) throws in
+            let channels = try context.fetchAll("Channel", orderBy: [SortKey("id")])
+            #expect(channels.map { $0["id"] } == [.string("arte"), .string("bbc1")])
+            #expect(channels.map { $0["favourite"] } == [.bool(false), .bool(false)])
+            #expect(channels.map { $0["position"] } == [.integer(99), .integer(99)])
+        }
+        try store.write { (context: ObjectContext) throws in
+            let arte = try #require(try context.first("Channel", where: .compare("id", .equal, .string("arte"))))
+            try context.insert("Note", ["text": .string("culture")], related: ["channel": arte.id])
+            #expect(try context.members(of: arte.id, "notes").count == 1)
+        }
+    }
+
+    @Test func aDatabaseWithAnAttributeTheModelNoLongerHasIsRefused() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        _ = try Store(path: file.path, model: ObjectModel(merging: [Self.v1, Self.local]))
+        let error = #expect(throws: ObjectGraphError.self) {
+            try Store(path: file.path, model: ObjectModel(merging: [Self.v1]))
+        }
+        guard case let .incompatibleStore(path, reasons)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(path == file.path)
+        #expect(reasons.contains { $0.contains("Channel.favourite") })
+        #expect(reasons.contains { $0.contains("Channel.position") })
+        #expect(reasons.contains { $0.contains("table Note") })
+        #expect(error!.description.contains("Channel.favourite"))
+    }
+
+    @Test func aDatabaseWhoseColumnChangedTypeIsRefused() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        _ = try Store(path: file.path, model: ObjectModel(merging: [Self.v1]))
+        var changed = Self.v1
+        changed.entities[0].attributes[1] = AttributeDescription("name", .integer)
+        let error = #expect(throws: ObjectGraphError.self) {
+            try Store(path: file.path, model: ObjectModel(merging: [changed]))
+        }
+        guard case let .incompatibleStore(_, reasons)? = error else { Issue.record("got \(String(describing: error))"); return }
+        #expect(reasons.count == 1)
+        #expect(reasons.first?.contains("Channel.name") == true)
+        #expect(reasons.first?.contains("TEXT") == true && reasons.first?.contains("INTEGER") == true)
+    }
+
+    @Test func reopeningWithTheSameModelChangesNothing() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let model = try Guide.model()
+        func schemaState(_ store: Store) throws -> (Int, [String]) {
+            try store.withDatabase { db in
+                (try Int.fetchOne(db, sql: "PRAGMA schema_version") ?? -1,
+                 try String.fetchAll(db, sql: "SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name"))
+            }
+        }
+        let before: (Int, [String])
+        do {
+            let store = try Store(path: file.path, model: model)
+            try store.write { try $0.insert("Channel", ["id": .string("bbc1")]) }
+            before = try schemaState(store)
+        }
+        let store = try Store(path: file.path, model: model)
+        let after = try schemaState(store)
+        #expect(after.0 == before.0)
+        #expect(after.1 == before.1)
+        #expect(try store.read { try $0.count("Channel") } == 1)
+    }
+}
