@@ -83,7 +83,7 @@ public final class GuideImporter {
     let programmeLayout: MergeLayout
     let merge: SortedMerge
     private(set) var report: SourceImportReport
-    private var channelIDs: [String: Int64] = [:]
+    private var channelIDs: [[UInt8]: (id: String, rowID: Int64)] = [:]
     private var createdChannels = Set<Int64>()
     private var finishedBlocks = Set<[UInt8]>()
     private var storedProgrammesBefore = 0
@@ -133,7 +133,9 @@ public final class GuideImporter {
 
     /// Reads and merges the files, streaming: one channel's programmes at a time.
     public func run(files: [String]) throws -> SourceImportReport {
-        var declared: [String: XMLTVChannel] = [:]
+        // Channel ids compare as UTF-8 bytes (CONTRACT.md): Swift's String equality would merge
+        // canonically equal but different ids.
+        var declared: [[UInt8]: XMLTVChannel] = [:]
         var block: [XMLTVProgramme] = []
         var blockChannel: String?
         for file in files {
@@ -143,12 +145,12 @@ public final class GuideImporter {
                 while let item = try reader.next() {
                     switch item {
                     case .channel(let c):
-                        if declared[c.id] != nil {
+                        if declared[Array(c.id.utf8)] != nil {
                             warn("duplicate-channel", "channel '\(c.id)' is declared twice; the last declaration wins", file, c.line, c.id)
                         }
-                        declared[c.id] = c
+                        declared[Array(c.id.utf8)] = c
                     case .programme(let p):
-                        if p.channel != blockChannel {
+                        if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
                             if let channel = blockChannel { try finishBlock(channel, block, file: file) }
                             block.removeAll(keepingCapacity: true)
                             blockChannel = p.channel
@@ -171,7 +173,7 @@ public final class GuideImporter {
     }
 
     /// Merges staged blocks (already grouped) when the file was not grouped by channel.
-    func run(declared: [String: XMLTVChannel], blocks: (_ body: (String, [XMLTVProgramme]) throws -> Void) throws -> Void,
+    func run(declared: [[UInt8]: XMLTVChannel], blocks: (_ body: (String, [XMLTVProgramme]) throws -> Void) throws -> Void,
              readerWarnings: [ImportWarning]) throws -> SourceImportReport {
         report.warnings += readerWarnings
         try blocks { channel, programmes in try finishBlock(channel, programmes, file: nil) }
@@ -217,9 +219,9 @@ public final class GuideImporter {
 
     /// The row id of a channel, creating a bare one (completed by `mergeChannels`) when new.
     private func ensureChannel(_ id: String) throws -> Int64 {
-        if let rowID = channelIDs[id] { return rowID }
+        if let known = channelIDs[Array(id.utf8)] { return known.rowID }
         if let existing = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []) {
-            channelIDs[id] = existing.id.rowID
+            channelIDs[Array(id.utf8)] = (id, existing.id.rowID)
             return existing.id.rowID
         }
         var row = channelLayout.entity.attributes.map(\.defaultValue)
@@ -227,16 +229,16 @@ public final class GuideImporter {
         row[channelLayout.entity.rowIndex(of: "xmltvId")!] = .string(id)
         row[channelLayout.entity.rowIndex(of: "source")!] = .string(options.source)
         let created = try context.insert(into: channelLayout.entity, row: row)
-        channelIDs[id] = created.rowID
+        channelIDs[Array(id.utf8)] = (id, created.rowID)
         createdChannels.insert(created.rowID)
         return created.rowID
     }
 
     /// Channels: declared ones are created or updated; those with programmes but no declaration
     /// are kept as they are; the source's other channels are deleted with their programmes.
-    private func mergeChannels(_ declared: [String: XMLTVChannel]) throws {
+    private func mergeChannels(_ declared: [[UInt8]: XMLTVChannel]) throws {
         var incoming: [IncomingObject] = declared.values.map(ListingsMapper.channel)
-        for (id, rowID) in channelIDs where declared[id] == nil {
+        for (key, (id, rowID)) in channelIDs where declared[key] == nil {
             // Known only from its programmes: present what is stored, so nothing is overwritten.
             guard let stored = try context.object(ObjectID(entity: "Channel", rowID: rowID), keys: ListingsMapper.channelKeys) else { continue }
             incoming.append(IncomingObject(values: ListingsMapper.channelKeys.map { stored[$0] }))

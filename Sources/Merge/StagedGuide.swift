@@ -7,9 +7,9 @@ import XMLTV
 /// still go channel by channel: programmes are appended to a temporary file as JSON lines and
 /// only their offsets are kept in memory (16 bytes each, not the programmes themselves).
 final class StagedGuide {
-    private(set) var channels: [String: XMLTVChannel] = [:]
+    private(set) var channels: [[UInt8]: XMLTVChannel] = [:]
     private(set) var warnings: [ImportWarning] = []
-    private var offsets: [String: [(offset: UInt64, length: Int)]] = [:]
+    private var offsets: [[UInt8]: [(offset: UInt64, length: Int)]] = [:]
     private var order: [String] = []
     private let path: String
     private let handle: FileHandle
@@ -26,12 +26,13 @@ final class StagedGuide {
             do {
                 while let item = try reader.next() {
                     switch item {
-                    case .channel(let c): channels[c.id] = c
+                    case .channel(let c): channels[Array(c.id.utf8)] = c
                     case .programme(let p):
                         let data = try encoder.encode(p)
                         handle.write(data)
-                        if offsets[p.channel] == nil { order.append(p.channel) }
-                        offsets[p.channel, default: []].append((position, data.count))
+                        let key = Array(p.channel.utf8)
+                        if offsets[key] == nil { order.append(p.channel) }
+                        offsets[key, default: []].append((position, data.count))
                         position += UInt64(data.count)
                     }
                 }
@@ -56,7 +57,7 @@ final class StagedGuide {
         let decoder = JSONDecoder()
         for channel in order {
             var programmes: [XMLTVProgramme] = []
-            for (offset, length) in offsets[channel] ?? [] {
+            for (offset, length) in offsets[Array(channel.utf8)] ?? [] {
                 try handle.seek(toOffset: offset)
                 guard let data = try handle.read(upToCount: length) else { continue }
                 programmes.append(try decoder.decode(XMLTVProgramme.self, from: data))
