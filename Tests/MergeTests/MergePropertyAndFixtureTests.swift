@@ -32,20 +32,24 @@ struct SplitMix64: RandomNumberGenerator {
             let declared = Array(pool.shuffled(using: &rng).prefix(count))
             var programmes: [GP] = []
             var withProgrammes: [String: [Int64: String]] = [:]
+            var stops: [String: Int64] = [:]
             for c in declared {
                 if Int.random(in: 0..<100, using: &rng) < 15 { continue }    // declared, no programmes
                 let first = k * 3 + Int.random(in: 0...3, using: &rng)       // the grid drifts: history builds up
-                var slots: [Int] = []
-                for s in first..<(first + Int.random(in: 4...12, using: &rng)) where Bool.random(using: &rng) || slots.isEmpty {
-                    slots.append(s)
-                }
+                // Non-overlapping programmes of 1-2 hours on an hourly grid, with random gaps.
                 var map: [Int64: String] = [:]
-                for s in slots {
-                    let title = titles.randomElement(using: &rng)!
-                    let start = base + Int64(s) * hour
-                    let stop = start + hour * Int64(Int.random(in: 0..<4, using: &rng) == 0 ? 1 : 1)
-                    programmes.append(GP(channel: c, start: start, stop: stop, title: title))
-                    map[start] = title
+                var slot = first
+                let last = first + Int.random(in: 4...12, using: &rng)
+                while slot < last {
+                    let length = Int.random(in: 1...2, using: &rng)
+                    if map.isEmpty || Bool.random(using: &rng) {
+                        let title = titles.randomElement(using: &rng)!
+                        let start = base + Int64(slot) * hour
+                        programmes.append(GP(channel: c, start: start, stop: start + Int64(length) * hour, title: title))
+                        map[start] = title
+                        stops[c, default: 0] = max(stops[c, default: 0], start + Int64(length) * hour)
+                    }
+                    slot += length
                 }
                 withProgrammes[c] = map
             }
@@ -58,7 +62,7 @@ struct SplitMix64: RandomNumberGenerator {
             }
             for c in declared where reference[c] == nil { reference[c] = [:] }
             for (c, map) in withProgrammes {
-                let lo = map.keys.min()!, hi = map.keys.max()! + hour
+                let lo = map.keys.min()!, hi = stops[c]!
                 var stored = reference[c] ?? [:]
                 stored = stored.filter { $0.key < lo || $0.key >= hi }
                 for (s, t) in map { stored[s] = t }
