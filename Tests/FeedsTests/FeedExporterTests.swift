@@ -1,0 +1,82 @@
+import Feeds
+import Foundation
+import Listings
+import Merge
+import ObjectGraph
+import Testing
+
+/// The exporter against a real store: feeds are written once, kept byte-for-byte and mtime when
+/// nothing changed, and file names from hostile ids stay inside the output directory.
+@Suite struct FeedExporterTests {
+    let directory = NSTemporaryDirectory() + "tvimport-feeds-\(UUID().uuidString)"
+
+    func guide(titleOfSecond: String) -> String {
+        """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <tv>
+          <channel id="one.tv"><display-name>One</display-name></channel>
+          <channel id="../evil/x"><display-name>Evil</display-name></channel>
+          <programme start="20301001100000 +0000" stop="20301001110000 +0000" channel="one.tv"><title>News, weather; more</title><category>News</category></programme>
+          <programme start="20301001110000 +0000" stop="20301001120000 +0000" channel="one.tv"><title>\(titleOfSecond)</title></programme>
+          <programme start="20301001100000 +0000" stop="20301001110000 +0000" channel="../evil/x"><title>Escape</title></programme>
+        </tv>
+        """
+    }
+
+    func importGuide(_ text: String, into store: Store) throws {
+        let file = directory + "/guide-\(UUID().uuidString).xml"
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        _ = try Merge.importGuide(into: store, files: [file], options: ImportOptions(source: "t", force: true, now: 0), dryRun: false)
+    }
+
+    func mtime(_ path: String) throws -> Date {
+        try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+    }
+
+    @Test func exportingTwiceKeepsBytesAndMtimes() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try Store(path: directory + "/tv.sqlite", model: TVModel.model())
+        try importGuide(guide(titleOfSecond: "Film"), into: store)
+        var options = ExportOptions(outputDirectory: directory + "/feeds")
+        options.now = UTCTime.seconds(year: 2030, month: 10, day: 1)
+        let first = try FeedExporter(store: store, options: options).export()
+        #expect(first.written.contains("one.tv.ics"))
+        let path = directory + "/feeds/one.tv.ics"
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let before = try mtime(path)
+        Thread.sleep(forTimeInterval: 1.1)
+        let second = try FeedExporter(store: store, options: options).export()
+        #expect(second.written.isEmpty)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        #expect(try mtime(path) == before)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains("SUMMARY:News\\, weather\\; more\r\n"))
+        #expect(text.contains("CATEGORIES:News\r\n"))
+    }
+
+    @Test func hostileIdsCannotLeaveTheOutputDirectory() throws {
+        #expect(FeedExporter.fileName(for: "../evil/x") == "%2E%2E%2Fevil%2Fx.ics")
+        #expect(FeedExporter.fileName(for: "a/b") != FeedExporter.fileName(for: "a%2Fb"))
+        #expect(!FeedExporter.fileName(for: "\u{0}/..").contains("/"))
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try Store(path: directory + "/tv.sqlite", model: TVModel.model())
+        try importGuide(guide(titleOfSecond: "Film"), into: store)
+        var options = ExportOptions(outputDirectory: directory + "/feeds")
+        options.now = UTCTime.seconds(year: 2030, month: 10, day: 1)
+        _ = try FeedExporter(store: store, options: options).export()
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory + "/feeds").sorted()
+        #expect(files.contains("%2E%2E%2Fevil%2Fx.ics"))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/evil"))
+    }
+
+    @Test func aChangedTitleRaisesTheSequenceOfThatEventOnly() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try Store(path: directory + "/tv.sqlite", model: TVModel.model())
+        try importGuide(guide(titleOfSecond: "Film"), into: store)
+        let revision = try store.write { context -> Int in
+            let p = try #require(try context.first("Programme", where: .compare("title", .equal, .string("Film")), keys: ["sequence"]))
+            return Int(p["sequence"].integerValue ?? -1)
+        }.result
+        #expect(revision == 0)
+    }
+}
