@@ -60,6 +60,8 @@ let package = Package(
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"]),
+        // The schedules, the container and the generated docs (checked with the real tools).
+        .testTarget(name: "PackagingTests", dependencies: []),
     ],
     swiftLanguageModes: [.v6]
 )
