@@ -21,7 +21,11 @@ let package = Package(
 
         // A small Core Data for Linux: entity model built from modules, SQLite store, contexts,
         // change notifications and the model-driven diff.
-        .target(name: "ObjectGraph", dependencies: [.product(name: "GRDB", package: "GRDB.swift")]),
+        .target(name: "ObjectGraph", dependencies: [
+            .product(name: "GRDB", package: "GRDB.swift"),
+            // The C API, only to bind bulk-insert values without GRDB's generic argument boxing.
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
+        ]),
 
         // Streaming XMLTV reader on libxml2 (no Foundation: see PLATFORM-NOTES, ICU clash).
         .target(name: "XMLTV", dependencies: ["CLibXML2"]),

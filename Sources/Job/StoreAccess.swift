@@ -56,9 +56,11 @@ final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
             try context.update(change.id, values)
         }
         // A changed category list changes the feed too.
+        // (Members of a programme inserted in the same batch need nothing: it is new anyway.)
+        let inserted = Set(changes.inserted.lazy.filter { $0.id.entity == "Programme" }.map(\.id.rowID))
         var owners = Set<Int64>()
         for change in changes.all where change.id.entity == "Category" {
-            if let p = change.foreignKeys["programme"] { owners.insert(p) }
+            if let p = change.foreignKeys["programme"], !inserted.contains(p) { owners.insert(p) }
         }
         for rowID in owners.sorted() {
             let id = ObjectID(entity: "Programme", rowID: rowID)

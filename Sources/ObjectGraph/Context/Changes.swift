@@ -14,19 +14,43 @@ public enum ChangeKind: String, Sendable, Codable {
 }
 
 /// One object's change, as observers receive it.
+///
+/// Values are kept as the arrays the context already has (a row in `changedKeys` order), so that
+/// recording a bulk insert costs no dictionary; the dictionaries are built only when asked for.
 public struct ObjectChange: Sendable {
     public let kind: ChangeKind
     public let id: ObjectID
     /// Insert: every key set; update: the keys that changed; delete: every key.
     public let changedKeys: [String]
-    /// Update: old values of the changed keys; delete: every old value. To-one relationships
-    /// appear as the related row id (`.integer`) or `.null`.
-    public let oldValues: [String: Value]
-    /// Insert: every value; update: new values of the changed keys.
-    public let newValues: [String: Value]
+    private let old: [Value]
+    private let new: [Value]
     /// The object's to-one foreign keys (after the change; before it, for a delete), so that an
     /// observer can find the parent of an updated child without a query.
     public let foreignKeys: [String: Int64]
+
+    init(kind: ChangeKind, id: ObjectID, changedKeys: [String], old: [Value], new: [Value], foreignKeys: [String: Int64]) {
+        self.kind = kind
+        self.id = id
+        self.changedKeys = changedKeys
+        self.old = old
+        self.new = new
+        self.foreignKeys = foreignKeys
+    }
+
+    /// Update: old values of the changed keys; delete: every old value. To-one relationships
+    /// appear as the related row id (`.integer`) or `.null`.
+    public var oldValues: [String: Value] { Self.dictionary(changedKeys, old) }
+    /// Insert: every value; update: new values of the changed keys.
+    public var newValues: [String: Value] { Self.dictionary(changedKeys, new) }
+
+    public func oldValue(_ key: String) -> Value? { changedKeys.firstIndex(of: key).flatMap { $0 < old.count ? old[$0] : nil } }
+    public func newValue(_ key: String) -> Value? { changedKeys.firstIndex(of: key).flatMap { $0 < new.count ? new[$0] : nil } }
+
+    private static func dictionary(_ keys: [String], _ values: [Value]) -> [String: Value] {
+        var d: [String: Value] = [:]
+        for (k, v) in zip(keys, values) { d[k] = v }
+        return d
+    }
 }
 
 /// Members added to and removed from one to-many relationship of one object (seed 002).

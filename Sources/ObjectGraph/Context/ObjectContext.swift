@@ -85,7 +85,7 @@ public final class ObjectContext {
     let db: Database
     let observers: [any ContextObserver]
     let recordChanges: Bool
-    public private(set) var summary = ChangeSummary()
+    private var counted = ChangeSummary()
     private var pending = ChangeBatch()
     private var pendingRelationshipIndex: [RelationshipKey: Int] = [:]
     private var isProcessing = false
@@ -222,41 +222,69 @@ public final class ObjectContext {
     /// Inserts a row given in `entity.rowKeys` order: the fast path of bulk imports.
     @discardableResult
     public func insert(into entity: Entity, row: [Value]) throws -> ObjectID {
-        if entity.isAbstract {
-            throw ObjectGraphError.invalidOperation("entity \(entity.name) is abstract: insert one of its sub-entities")
-        }
+        let plan = try insertPlan(entity)
         for (i, a) in entity.attributes.enumerated() {
-            if !row[i].fits(a.type) {
-                throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: row[i].description)
+            let v = row[i]
+            if v.isNull {
+                if !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: a.name) }
+            } else if !v.fits(a.type) {
+                throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: v.description)
             }
-            if row[i].isNull && !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: a.name) }
         }
-        let table = model.entity(entity.rootName)!
-        let statement = try db.cachedStatement(sql: insertSQL(entity, table: table))
-        var arguments = row.map(\.databaseValue)
-        if table.descendants.count > 1 { arguments.insert(entity.name.databaseValue, at: 0) }
-        statement.setUncheckedArguments(StatementArguments(arguments))
-        try statement.execute()
+        try RawStatement.execute(plan.statement, in: db, entityName: plan.hasEntityColumn ? entity.name : nil, values: row)
         let id = ObjectID(entity: entity.name, rowID: db.lastInsertedRowID)
-        summary.counts[entity.name, default: EntityCounts()].inserted += 1
-        let foreignKeys = foreignKeyValues(entity, row)
-        pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: entity.rowKeys, oldValues: [:],
-                                             newValues: recordChanges ? dictionary(entity.rowKeys, row) : [:],
-                                             foreignKeys: foreignKeys))
-        for r in entity.foreignKeys {
-            if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: true) }
+        plan.insertCount += 1
+        var foreignKeys: [String: Int64] = [:]
+        for (i, r) in entity.foreignKeys.enumerated() {
+            if let owner = row[entity.attributes.count + i].integerValue {
+                foreignKeys[r.name] = owner
+                noteInverse(of: r, owner: owner, member: id, added: true)
+            }
         }
+        pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: entity.rowKeys, old: [],
+                                             new: recordChanges ? row : [], foreignKeys: foreignKeys))
         return id
     }
 
-    private var insertSQLCache: [String: String] = [:]
-    private func insertSQL(_ entity: Entity, table: Entity) -> String {
-        if let sql = insertSQLCache[entity.name] { return sql }
+    /// What inserting into one entity needs, prepared once per context.
+    private final class InsertPlan {
+        let statement: Statement
+        let hasEntityColumn: Bool
+        var insertCount = 0
+        init(statement: Statement, hasEntityColumn: Bool) {
+            self.statement = statement
+            self.hasEntityColumn = hasEntityColumn
+        }
+    }
+    private var insertPlans: [ObjectIdentifier: (entity: Entity, plan: InsertPlan)] = [:]
+
+    private func insertPlan(_ entity: Entity) throws -> InsertPlan {
+        if let cached = insertPlans[ObjectIdentifier(entity)] { return cached.plan }
+        if entity.isAbstract {
+            throw ObjectGraphError.invalidOperation("entity \(entity.name) is abstract: insert one of its sub-entities")
+        }
+        let table = model.entity(entity.rootName)!
         var columns = entity.rowKeys.map(quote)
-        if table.descendants.count > 1 { columns.insert(quote(Schema.entityColumn), at: 0) }
+        let hasEntityColumn = table.descendants.count > 1
+        if hasEntityColumn { columns.insert(quote(Schema.entityColumn), at: 0) }
         let sql = "INSERT INTO \(quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        insertSQLCache[entity.name] = sql
-        return sql
+        let plan = InsertPlan(statement: try db.makeStatement(sql: sql), hasEntityColumn: hasEntityColumn)
+        insertPlans[ObjectIdentifier(entity)] = (entity, plan)
+        return plan
+    }
+
+    /// Folds the per-entity insert counters into the summary.
+    private func flushInsertCounts() {
+        for (_, entry) in insertPlans where entry.plan.insertCount > 0 {
+            counted.counts[entry.entity.name, default: EntityCounts()].inserted += entry.plan.insertCount
+            entry.plan.insertCount = 0
+        }
+    }
+
+    /// What this context changed so far, in numbers.
+    public var summary: ChangeSummary {
+        flushInsertCounts()
+        return counted
     }
 
     // MARK: Updating
@@ -308,10 +336,10 @@ public final class ObjectContext {
     func record(update id: ObjectID, entity: Entity, keys: [String], old: [String: Value], new: [String: Value],
                 foreignKeys: [String: Int64]) {
         if keys.contains(where: { !isExcluded(entity, $0) }) {
-            summary.counts[entity.name, default: EntityCounts()].updated += 1
+            counted.counts[entity.name, default: EntityCounts()].updated += 1
         }
-        pending.updated.append(ObjectChange(kind: .update, id: id, changedKeys: keys, oldValues: old, newValues: new,
-                                            foreignKeys: foreignKeys))
+        pending.updated.append(ObjectChange(kind: .update, id: id, changedKeys: keys, old: keys.map { old[$0] ?? .null },
+                                            new: keys.map { new[$0] ?? .null }, foreignKeys: foreignKeys))
     }
 
     private func isExcluded(_ entity: Entity, _ key: String) -> Bool {
@@ -436,10 +464,10 @@ public final class ObjectContext {
         }
         let table = model.entity(entity.rootName)!
         try db.execute(sql: "DELETE FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?", arguments: [id.rowID])
-        summary.counts[entity.name, default: EntityCounts()].deleted += 1
+        counted.counts[entity.name, default: EntityCounts()].deleted += 1
         let foreignKeys = foreignKeyValues(entity, current.values)
         pending.deleted.append(ObjectChange(kind: .delete, id: id, changedKeys: entity.rowKeys,
-                                            oldValues: dictionary(entity.rowKeys, current.values), newValues: [:],
+                                            old: current.values, new: [],
                                             foreignKeys: foreignKeys))
         for r in entity.foreignKeys {
             if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: false) }
@@ -499,13 +527,6 @@ public final class ObjectContext {
             if let v = row[entity.attributes.count + i].integerValue { keys[r.name] = v }
         }
         return keys
-    }
-
-    private func dictionary(_ keys: [String], _ values: [Value]) -> [String: Value] {
-        var d: [String: Value] = [:]
-        d.reserveCapacity(keys.count)
-        for (k, v) in zip(keys, values) { d[k] = v }
-        return d
     }
 }
 
