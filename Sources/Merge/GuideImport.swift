@@ -85,7 +85,6 @@ public final class GuideImporter {
     private(set) var report: SourceImportReport
     private var channelIDs: [[UInt8]: (id: String, rowID: Int64)] = [:]
     private var createdChannels = Set<Int64>()
-    private var finishedBlocks = Set<[UInt8]>()
     private var storedProgrammesBefore = 0
     private var storedChannelsBefore = 0
     private var anyInFuture = false
@@ -131,52 +130,40 @@ public final class GuideImporter {
         var owner: String?
     }
 
-    /// Reads and merges the files, streaming: one channel's programmes at a time.
+    /// Reads and merges the files, streaming: one channel's programmes at a time, read on one
+    /// thread and merged on this one.
     public func run(files: [String]) throws -> SourceImportReport {
-        // Channel ids compare as UTF-8 bytes (CONTRACT.md): Swift's String equality would merge
-        // canonically equal but different ids.
-        var declared: [[UInt8]: XMLTVChannel] = [:]
-        var block: [XMLTVProgramme] = []
-        var blockChannel: String?
-        for file in files {
-            let reader: XMLTVReader
-            do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
-            do {
-                while let item = try reader.next() {
-                    switch item {
-                    case .channel(let c):
-                        if declared[Array(c.id.utf8)] != nil {
-                            warn("duplicate-channel", "channel '\(c.id)' is declared twice; the last declaration wins", file, c.line, c.id)
-                        }
-                        declared[Array(c.id.utf8)] = c
-                    case .programme(let p):
-                        if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
-                            if let channel = blockChannel { try finishBlock(channel, block, file: file) }
-                            block.removeAll(keepingCapacity: true)
-                            blockChannel = p.channel
-                        }
-                        block.append(p)
-                    }
+        let producer = GuideProducer(files: files, options: options)
+        producer.start()
+        do {
+            while true {
+                switch producer.next() {
+                case .block(let block):
+                    try mergeBlock(block)
+                case let .end(declared, warnings):
+                    report.warnings += warnings.prefix(max(0, 10_000 - report.warnings.count))
+                    return try finish(declared)
+                case .failure(let error):
+                    throw error
                 }
-            } catch let error as XMLTVError {
-                throw ImportError.badInput(error)
             }
-            for w in reader.warnings { warn(w.kind, w.message, file, w.line, w.channel) }
+        } catch {
+            producer.cancel()
+            throw error
         }
-        if let channel = blockChannel { try finishBlock(channel, block, file: files.last) }
-        try mergeChannels(declared)
-        try context.processPendingChanges()
-        try checkSafetyGuard()
-        if options.collectChanges { report.changes = channelChanges + changeSink() }
-        report.programmes.deleted = context.summary["Programme"].deleted
-        return report
     }
 
     /// Merges staged blocks (already grouped) when the file was not grouped by channel.
     func run(declared: [[UInt8]: XMLTVChannel], blocks: (_ body: (String, [XMLTVProgramme]) throws -> Void) throws -> Void,
              readerWarnings: [ImportWarning]) throws -> SourceImportReport {
         report.warnings += readerWarnings
-        try blocks { channel, programmes in try finishBlock(channel, programmes, file: nil) }
+        try blocks { channel, programmes in
+            if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options) { try mergeBlock(block) }
+        }
+        return try finish(declared)
+    }
+
+    private func finish(_ declared: [[UInt8]: XMLTVChannel]) throws -> SourceImportReport {
         try mergeChannels(declared)
         try context.processPendingChanges()
         try checkSafetyGuard()
@@ -190,27 +177,21 @@ public final class GuideImporter {
         report.warnings.append(ImportWarning(kind: kind, message: message, source: options.source, file: file, line: line, channel: channel))
     }
 
-    private func finishBlock(_ channel: String, _ programmes: [XMLTVProgramme], file: String?) throws {
-        guard finishedBlocks.insert(Array(channel.utf8)).inserted else { throw NotGroupedByChannel(channel: channel) }
-        let (clean, warnings) = ScheduleNormaliser.normalise(programmes, channel: channel)
-        for w in warnings { warn(w.kind, w.message, file, w.line, w.channel ?? channel) }
-        guard let first = clean.first else { return }
-        report.programmesRead += clean.count
-        let windowStart = first.start
-        var windowEnd = first.start + 1
-        for p in clean {
-            windowEnd = max(windowEnd, p.stop ?? (p.start + 1))
-            if (p.stop ?? p.start) > options.now { anyInFuture = true }
-        }
-        report.windows[channel] = (windowStart, windowEnd)
+    private func mergeBlock(_ block: PreparedBlock) throws {
+        report.warnings += block.warnings.prefix(max(0, 10_000 - report.warnings.count))
+        guard !block.incoming.isEmpty else { return }
+        let channel = block.channel
+        report.programmesRead += block.incoming.count
+        if block.anyInFuture { anyInFuture = true }
+        report.windows[channel] = (block.windowStart, block.windowEnd)
         let channelID = try ensureChannel(channel)
         collector.owner = channel
         let owner = ObjectID(entity: "Channel", rowID: channelID)
-        report.keptAsHistory += try context.count("Programme", where: .and([.related("channel", owner), .compare("start", .less, .date(windowStart))]))
-        let tally = try merge.merge(programmeLayout, incoming: clean.map(ListingsMapper.programme),
+        report.keptAsHistory += try context.count("Programme", where: .and([.related("channel", owner), .compare("start", .less, .date(block.windowStart))]))
+        let tally = try merge.merge(programmeLayout, incoming: block.incoming,
                                     scope: .and([.related("channel", owner),
-                                                 .compare("start", .greaterOrEqual, .date(windowStart)),
-                                                 .compare("start", .less, .date(windowEnd))]),
+                                                 .compare("start", .greaterOrEqual, .date(block.windowStart)),
+                                                 .compare("start", .less, .date(block.windowEnd))]),
                                     parent: owner)
         report.programmes += tally
         if tally.inserted + tally.updated + tally.deleted > 0 { report.touchedChannels.insert(channelID) }

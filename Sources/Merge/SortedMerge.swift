@@ -42,7 +42,18 @@ public final class MergeLayout: Sendable {
             .map { ($0.element, $0.offset) }
         hashKey = entity.userInfo["hash"].flatMap { entity.attribute($0) != nil ? $0 : nil }
         self.whitelist = whitelist
+        rowPositions = keys.map { entity.rowIndex(of: $0)! }
+        parentRowPosition = parentKey.flatMap { entity.rowIndex(of: $0) }
+        hashRowPosition = hashKey.flatMap { entity.rowIndex(of: $0) }
+        defaultRow = entity.attributes.map(\.defaultValue)
+            + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
     }
+
+    /// Where each of `keys`, the parent key and the hash go in a stored row (computed once).
+    let rowPositions: [Int]
+    let parentRowPosition: Int?
+    let hashRowPosition: Int?
+    let defaultRow: [Value]
 
     let whitelist: Set<String>
 
@@ -109,6 +120,15 @@ public final class SortedMerge {
     let onChange: ((MergeChange) -> Void)?
     /// Tallies per entity name.
     public private(set) var tallies: [String: MergeTally] = [:]
+
+    private var insertPositionCache: [ObjectIdentifier: [(Int, Value)]] = [:]
+    /// `insertValues` as row positions of the layout's entity.
+    private func insertPositions(_ layout: MergeLayout) -> [(Int, Value)] {
+        if let cached = insertPositionCache[ObjectIdentifier(layout)] { return cached }
+        let positions = insertValues.compactMap { key, value in layout.entity.rowIndex(of: key).map { ($0, value) } }
+        insertPositionCache[ObjectIdentifier(layout)] = positions
+        return positions
+    }
 
     public init(context: ObjectContext, insertValues: [String: Value] = [:], deletableKeys: [String] = [],
                 deletable: @escaping (FetchedObject) -> Bool = { _ in true },
@@ -203,11 +223,11 @@ public final class SortedMerge {
 
     private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
         let entity = layout.entity
-        var row = entity.attributes.map(\.defaultValue) + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
-        for (key, value) in zip(layout.keys, object.values) { row[entity.rowIndex(of: key)!] = value }
-        if isTopLevel { for (key, value) in insertValues { if let i = entity.rowIndex(of: key) { row[i] = value } } }
-        if let parentKey = layout.parentKey, let parent { row[entity.rowIndex(of: parentKey)!] = .integer(parent.rowID) }
-        if let hashKey = layout.hashKey, let hash = object.contentHash { row[entity.rowIndex(of: hashKey)!] = .integer(hash) }
+        var row = layout.defaultRow
+        for (position, value) in zip(layout.rowPositions, object.values) { row[position] = value }
+        if isTopLevel { for (position, value) in insertPositions(layout) { row[position] = value } }
+        if let p = layout.parentRowPosition, let parent { row[p] = .integer(parent.rowID) }
+        if let p = layout.hashRowPosition, let hash = object.contentHash { row[p] = .integer(hash) }
         let id = try context.insert(into: entity, row: row)
         if let onChange {
             onChange(MergeChange(kind: .insert, entity: entity.name, id: id,
@@ -220,7 +240,9 @@ public final class SortedMerge {
         for (i, child) in layout.children.enumerated() {
             for member in object.children[i] {
                 try insert(member, child.layout, parent: id, isTopLevel: false)
-                tallies[child.layout.entity.name, default: MergeTally()].inserted += 1
+            }
+            if !object.children[i].isEmpty {
+                tallies[child.layout.entity.name, default: MergeTally()].inserted += object.children[i].count
             }
         }
     }

@@ -1,0 +1,142 @@
+import Foundation
+import Listings
+import ObjectGraph
+import XMLTV
+
+/// One channel's programmes, normalised and shaped for the merge.
+struct PreparedBlock: Sendable {
+    var channel: String
+    var incoming: [IncomingObject]
+    var windowStart: Int64
+    var windowEnd: Int64
+    var anyInFuture: Bool
+    var warnings: [ImportWarning]
+
+    /// Normalises (duplicates, stops, overlaps), computes the covered window and maps to objects.
+    static func prepare(_ channel: String, _ programmes: [XMLTVProgramme], file: String?, options: ImportOptions) -> PreparedBlock? {
+        let (clean, warnings) = ScheduleNormaliser.normalise(programmes, channel: channel)
+        let importWarnings = warnings.map {
+            ImportWarning(kind: $0.kind, message: $0.message, source: options.source, file: file, line: $0.line, channel: $0.channel ?? channel)
+        }
+        guard let first = clean.first else {
+            return importWarnings.isEmpty ? nil : PreparedBlock(channel: channel, incoming: [], windowStart: 0, windowEnd: 0,
+                                                                 anyInFuture: false, warnings: importWarnings)
+        }
+        var windowEnd = first.start + 1
+        var anyInFuture = false
+        for p in clean {
+            windowEnd = max(windowEnd, p.stop ?? (p.start + 1))
+            if (p.stop ?? p.start) > options.now { anyInFuture = true }
+        }
+        return PreparedBlock(channel: channel, incoming: clean.map(ListingsMapper.programme), windowStart: first.start,
+                             windowEnd: windowEnd, anyInFuture: anyInFuture, warnings: importWarnings)
+    }
+}
+
+/// Reads the guide on its own thread while the merge writes on another: parsing and SQLite then
+/// share the machine's cores. Blocks travel through a small bounded queue, so memory stays at a
+/// few channels' worth of programmes whatever the size of the guide.
+final class GuideProducer: @unchecked Sendable {
+    enum Item {
+        case block(PreparedBlock)
+        case end(declared: [[UInt8]: XMLTVChannel], warnings: [ImportWarning])
+        case failure(any Error)
+    }
+
+    private let files: [String]
+    private let options: ImportOptions
+    private let condition = NSCondition()
+    private var queue: [Item] = []
+    private var cancelled = false
+    private let capacity = 4
+
+    init(files: [String], options: ImportOptions) {
+        self.files = files
+        self.options = options
+    }
+
+    func start() {
+        let thread = Thread { [self] in produce() }
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// The next item; blocks until the reader has one.
+    func next() -> Item {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.isEmpty { condition.wait() }
+        let item = queue.removeFirst()
+        condition.broadcast()
+        return item
+    }
+
+    /// Stops the reader (the merge failed): it finishes at its next step.
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        queue.removeAll()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Queues an item; false when cancelled.
+    private func push(_ item: Item) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while queue.count >= capacity && !cancelled { condition.wait() }
+        if cancelled { return false }
+        queue.append(item)
+        condition.broadcast()
+        return true
+    }
+
+    private func produce() {
+        var declared: [[UInt8]: XMLTVChannel] = [:]
+        var warnings: [ImportWarning] = []
+        var finished = Set<[UInt8]>()
+        var block: [XMLTVProgramme] = []
+        var blockChannel: String?
+        func flush(_ file: String?) throws -> Bool {
+            guard let channel = blockChannel else { return true }
+            guard finished.insert(Array(channel.utf8)).inserted else { throw GuideImporter.NotGroupedByChannel(channel: channel) }
+            defer { block.removeAll(keepingCapacity: true) }
+            guard let prepared = PreparedBlock.prepare(channel, block, file: file, options: options) else { return true }
+            return push(.block(prepared))
+        }
+        do {
+            for file in files {
+                let reader: XMLTVReader
+                do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
+                do {
+                    while let item = try reader.next() {
+                        switch item {
+                        case .channel(let c):
+                            let key = Array(c.id.utf8)
+                            if declared[key] != nil {
+                                warnings.append(ImportWarning(kind: "duplicate-channel", message: "channel '\(c.id)' is declared twice; the last declaration wins",
+                                                              source: options.source, file: file, line: c.line, channel: c.id))
+                            }
+                            declared[key] = c
+                        case .programme(let p):
+                            if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
+                                guard try flush(file) else { return }
+                                blockChannel = p.channel
+                            }
+                            block.append(p)
+                        }
+                    }
+                } catch let error as XMLTVError {
+                    throw ImportError.badInput(error)
+                }
+                for w in reader.warnings {
+                    warnings.append(ImportWarning(kind: w.kind, message: w.message, source: options.source, file: file, line: w.line, channel: w.channel))
+                }
+            }
+            guard try flush(files.last) else { return }
+            _ = push(.end(declared: declared, warnings: warnings))
+        } catch {
+            _ = push(.failure(error))
+        }
+    }
+}
