@@ -142,18 +142,17 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
 
         try box.write("guide.xml", makeGuide())
         #expect(try box.run(["import", "--db", "x.sqlite", "guide.xml"]).status == 0)
-        let db = box.bytes("x.sqlite")
-        #expect(db != nil)
+        let db = try storedData(box, "x.sqlite")
 
         try box.write("bad.xml", "<?xml version=\"1.0\"?>\n<tv>\n  <channel id=\"alpha.test\"><display-name>A</display-name>\n</tv>\n")
         let bad = try box.run(["import", "--db", "x.sqlite", "--source", "guide", "bad.xml"])
         #expect(bad.status == 65, "stderr: \(bad.stderr)")
-        #expect(box.bytes("x.sqlite") == db, "malformed import changed the database")
+        #expect(try storedData(box, "x.sqlite") == db, "malformed import changed the stored data")
 
         try box.write("empty.xml", "<?xml version=\"1.0\"?>\n<tv/>\n")
         let empty = try box.run(["import", "--db", "x.sqlite", "--source", "guide", "empty.xml"])
         #expect(empty.status == 65, "stderr: \(empty.stderr)")
-        #expect(box.bytes("x.sqlite") == db, "empty import changed the database")
+        #expect(try storedData(box, "x.sqlite") == db, "empty import changed the stored data")
     }
 
     @Test func exitCodesForBadConfig() throws {
@@ -216,7 +215,8 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate(); server.waitUntilExit() }
+        // SIGKILL: the child may inherit a blocked SIGTERM from the test runner.
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         var up = false
         for _ in 0..<100 where !up { up = canConnect(port); if !up { Thread.sleep(forTimeInterval: 0.1) } }
         try #require(up, "http.server did not start on port \(port)")
@@ -233,11 +233,11 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         let s2 = (parseJSON(second.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s2?["status"] as? String == "unchanged", "report: \(second.stdout)")
 
-        let db = box.bytes("tv.sqlite")
+        let db = try storedData(box, "tv.sqlite")
         try box.write("c404.json", makeConfig(sources: [("web", base + "/nothing-here.xml")]))
         let missing = try box.run(["run", "--config", "c404.json"])
         #expect(missing.status == 69, "stderr: \(missing.stderr)")
-        #expect(box.bytes("tv.sqlite") == db, "a failed download changed the database")
+        #expect(try storedData(box, "tv.sqlite") == db, "a failed download changed the stored data")
     }
 
     // 10

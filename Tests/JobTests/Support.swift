@@ -166,3 +166,12 @@ func canConnect(_ port: UInt16) -> Bool {
     addr.sin_addr.s_addr = inet_addr("127.0.0.1")
     return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
 }
+
+/// What a database stores, as `status --format json` shows it (entity counts and per-source
+/// counts), without the run log: a failed run records itself there, so the file's bytes change.
+func storedData(_ box: Sandbox, _ db: String) throws -> String {
+    let r = try box.run(["status", "--db", db, "--format", "json"])
+    guard var json = parseJSON(r.stdout) else { return "status failed: \(r.stderr)" }
+    json["runs"] = nil
+    return String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self)
+}
