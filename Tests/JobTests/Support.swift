@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The repository root, from this file's path (Tests/JobTests/Support.swift).
+let repoRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The built tvimport binary.
+var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
+
+struct Result {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+struct BinaryMissing: Error, CustomStringConvertible {
+    var description: String { "tvimport binary not found at \(binaryPath): run `swift build` first" }
+}
+
+/// A fresh temporary directory, the working directory of one test.
+final class Sandbox {
+    let dir: URL
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("jobtests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: dir) }
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    func write(_ name: String, _ text: String) throws {
+        try text.write(toFile: path(name), atomically: true, encoding: .utf8)
+    }
+
+    /// Runs a program (default: tvimport) in this directory; stdout and stderr go to files so that
+    /// neither pipe can fill up.
+    @discardableResult
+    func run(_ args: [String], executable: String? = nil) throws -> Result {
+        let exe = executable ?? binaryPath
+        guard FileManager.default.isExecutableFile(atPath: exe) else {
+            Issue.record("\(BinaryMissing())")
+            throw BinaryMissing()
+        }
+        let id = UUID().uuidString
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("out-\(id)")
+        let err = FileManager.default.temporaryDirectory.appendingPathComponent("err-\(id)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
+        p.currentDirectoryURL = dir
+        var env = ProcessInfo.processInfo.environment
+        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL"] { env[k] = nil }
+        p.environment = env
+        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+        p.standardOutput = outHandle
+        p.standardError = errHandle
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        try outHandle.close(); try errHandle.close()
+        return Result(status: p.terminationStatus,
+                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    }
+
+    /// Every file under `name` (a file or a directory) with its bytes and mtime.
+    func snapshot(_ names: [String]) -> [String: (Data, Date)] {
+        var result: [String: (Data, Date)] = [:]
+        let fm = FileManager.default
+        for name in names {
+            let root = path(name)
+            var isDir: ObjCBool = false
+            guard fm.fileExists(atPath: root, isDirectory: &isDir) else { continue }
+            let files = isDir.boolValue ? ((fm.subpaths(atPath: root) ?? []).map { root + "/" + $0 }) : [root]
+            for f in files {
+                var d: ObjCBool = false
+                guard fm.fileExists(atPath: f, isDirectory: &d), !d.boolValue else { continue }
+                let data = fm.contents(atPath: f) ?? Data()
+                let mtime = (try? fm.attributesOfItem(atPath: f)[.modificationDate] as? Date) ?? Date.distantPast
+                result[f] = (data, mtime)
+            }
+        }
+        return result
+    }
+
+    func bytes(_ name: String) -> Data? { FileManager.default.contents(atPath: path(name)) }
+}
+
+func sameBytes(_ a: [String: (Data, Date)], _ b: [String: (Data, Date)]) -> Bool {
+    a.keys.sorted() == b.keys.sorted() && a.allSatisfy { b[$0.key]?.0 == $0.value.0 }
+}
+
+func sameBytesAndTimes(_ a: [String: (Data, Date)], _ b: [String: (Data, Date)]) -> Bool {
+    sameBytes(a, b) && a.allSatisfy { b[$0.key]?.1 == $0.value.1 }
+}
+
+func parseJSON(_ text: String) -> [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
+}
+
+/// XMLTV time (UTC) for a date.
+func xmltvTime(_ date: Date) -> String {
+    let f = DateFormatter()
+    f.locale = Locale(identifier: "en_US_POSIX")
+    f.timeZone = TimeZone(identifier: "UTC")
+    f.dateFormat = "yyyyMMddHHmmss"
+    return f.string(from: date) + " +0000"
+}
+
+/// The first programme start of the generated guides: the next full hour plus one hour.
+func guideBase() -> Date {
+    let now = Date().timeIntervalSince1970
+    return Date(timeIntervalSince1970: (now - now.truncatingRemainder(dividingBy: 3600)) + 7200)
+}
+
+/// A small guide in the future: `channels` channels with `programmes` half-hour programmes each.
+func makeGuide(channels: [String] = ["alpha.test", "beta.test"], programmes: Int = 4, titlePrefix: String = "Show") -> String {
+    let base = guideBase()
+    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv generator-info-name=\"jobtests\">\n"
+    for c in channels {
+        xml += "  <channel id=\"\(c)\"><display-name lang=\"en\">Name of \(c)</display-name></channel>\n"
+    }
+    for c in channels {
+        for i in 0..<programmes {
+            let start = base.addingTimeInterval(Double(i) * 1800), stop = start.addingTimeInterval(1800)
+            xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(stop))\" channel=\"\(c)\"><title lang=\"en\">\(titlePrefix) \(i)</title></programme>\n"
+        }
+    }
+    return xml + "</tv>\n"
+}
+
+/// A config file for `run --config`.
+func makeConfig(database: String = "tv.sqlite", output: String = "out", sources: [(String, String)], extra: String = "") -> String {
+    let list = sources.map { "{\"name\": \"\($0.0)\", \"url\": \"\($0.1)\"}" }.joined(separator: ", ")
+    return "{\"database\": \"\(database)\", \"output\": \"\(output)\", \"sources\": [\(list)]\(extra)}"
+}
+
+func freePort() -> UInt16? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = 0
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let ok = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    guard ok == 0 else { return nil }
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    return UInt16(bigEndian: addr.sin_port)
+}
+
+func canConnect(_ port: UInt16) -> Bool {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_port = port.bigEndian
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+}
+
+/// What a database stores, as `status --format json` shows it (entity counts and per-source
+/// counts), without the run log: a failed run records itself there, so the file's bytes change.
+func storedData(_ box: Sandbox, _ db: String) throws -> String {
+    let r = try box.run(["status", "--db", db, "--format", "json"])
+    guard var json = parseJSON(r.stdout) else { return "status failed: \(r.stderr)" }
+    json["runs"] = nil
+    return String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self)
+}
