@@ -32,7 +32,7 @@ public struct ImportJob {
             throw JobError(.noInput, "\(file): no such file or not readable")
         }
         let started = Int64(Date().timeIntervalSince1970)
-        let model = try StoreAccess.model(userModules: userModules)
+        let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model)
         var options = ImportOptions(source: sourceName, force: force, collectChanges: dryRun || json || verbose)
         options.programmeInsertValues = ["changedAt": .date(started)]

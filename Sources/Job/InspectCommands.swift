@@ -48,7 +48,7 @@ public enum ModelCommand {
 /// `tvimport edit`: sets any attribute of any entity, found by its identifier.
 public enum EditCommand {
     public static func run(database: String, entityName: String, id: String, assignments: [String], userModules: [ModelModule] = []) throws -> String {
-        let model = try StoreAccess.model(userModules: userModules)
+        let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         guard let entity = model.entity(entityName) else {
             throw JobError(.usage, "unknown entity '\(entityName)' (known: \(model.entities.map(\.name).joined(separator: ", ")))")
         }
@@ -125,11 +125,15 @@ public enum EditCommand {
         var predicates: [ObjectPredicate] = []
         for name in attributes.reversed() {
             guard let a = entity.attribute(name) else { continue }
-            if parts.count <= relationships.count {
-                if !a.defaultValue.isNull { predicates.append(.compare(name, .equal, a.defaultValue)); continue }
+            // A trailing attribute with a default (a programme's clump index) may be left out.
+            if parts.count > relationships.count, let last = parts.last, let value = try? parse(last, as: a, entity: entity) {
+                parts.removeLast()
+                predicates.append(.compare(name, .equal, value))
+            } else if !a.defaultValue.isNull {
+                predicates.append(.compare(name, .equal, a.defaultValue))
+            } else {
                 return nil
             }
-            predicates.append(.compare(name, .equal, try parse(parts.removeLast(), as: a, entity: entity)))
         }
         if let r = relationships.first, let destination = context.model.entity(entity.relationship(r)!.destination) {
             guard let parent = try find(destination, parts.joined(separator: "/"), context) else { return nil }
@@ -142,7 +146,7 @@ public enum EditCommand {
 /// `tvimport status`: what is stored, per entity and source, and the last runs.
 public enum StatusCommand {
     public static func run(database: String, json: Bool, userModules: [ModelModule] = []) throws -> String {
-        let model = try StoreAccess.model(userModules: userModules)
+        let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
         let (counts, bySource) = try store.read { context -> ([String: Int], [String: [String: Int]]) in
             var counts: [String: Int] = [:]

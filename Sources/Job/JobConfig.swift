@@ -31,6 +31,9 @@ public struct JobConfig: Sendable {
     public var filteredFeeds: [FilteredFeed] = []
     public var whitelists: [String: Set<String>] = [:]
     public var modules: [ModelModule] = []
+    /// The `modules` part of the file, as JSON: remembered in the database so that commands
+    /// without a config (`edit`, `status`, `import`) still know the user's entities.
+    public var modulesJSON: Data?
 
     /// The fetch cache: where each source's last good download is kept.
     public var cacheDirectory: String { cache ?? (database + ".cache") }
@@ -163,10 +166,13 @@ struct ConfigReader {
             let wd = try object(w, "whitelists", allowed: ["Channel", "Programme", "Credit", "Category"])
             for (entity, keys) in wd { c.whitelists[entity] = Set(try strings(keys, "whitelists.\(entity)") ?? []) }
         }
-        for (i, m) in try list(d["modules"], "modules").enumerated() {
-            c.modules.append(try module(m, "modules[\(i)]"))
-        }
+        c.modules = try modules(d["modules"])
+        if let m = d["modules"] { c.modulesJSON = try? JSONSerialization.data(withJSONObject: m, options: [.sortedKeys]) }
         return c
+    }
+
+    func modules(_ value: Any?) throws -> [ModelModule] {
+        try list(value, "modules").enumerated().map { i, m in try module(m, "modules[\(i)]") }
     }
 
     func module(_ value: Any, _ key: String) throws -> ModelModule {

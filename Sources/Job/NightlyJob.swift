@@ -25,6 +25,7 @@ public struct NightlyJob {
         let model = try StoreAccess.model(userModules: config.modules)
         let store = try StoreAccess.open(path: config.database, model: model)
         try FetchState.prepare(store)
+        if !dryRun { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
         var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
         var touched = false

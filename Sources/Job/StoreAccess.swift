@@ -14,6 +14,43 @@ public enum StoreAccess {
         }
     }
 
+    static let settingsTable = "_tvimport_settings"
+
+    /// The user modules a config once added to the database at `path` (none if there is no such
+    /// database): `edit` and `status` take no config but must know the entities it added.
+    public static func modules(storedIn path: String) throws -> [ModelModule] {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        let json: String? = try DatabaseQueue(path: path).read { db in
+            guard try db.tableExists(settingsTable) else { return nil }
+            return try String.fetchOne(db, sql: "SELECT value FROM \(settingsTable) WHERE key = 'modules'")
+        }
+        guard let json, let data = json.data(using: .utf8) else { return [] }
+        return try ConfigReader(file: "database \(path)").modules(try JSONSerialization.jsonObject(with: data))
+    }
+
+    /// Remembers the config's user modules in the database.
+    static func remember(modulesJSON: Data?, in store: Store) throws {
+        try store.withDatabase { db in
+            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(settingsTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            if let modulesJSON {
+                try db.execute(sql: "INSERT INTO \(settingsTable) (key, value) VALUES ('modules', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                               arguments: [String(decoding: modulesJSON, as: UTF8.self)])
+            }
+        }
+    }
+
+    /// The model of an existing database: the built-in modules and those it remembers.
+    public static func model(forDatabase path: String, userModules: [ModelModule]) throws -> ObjectModel {
+        if !userModules.isEmpty { return try model(userModules: userModules) }
+        do {
+            return try model(userModules: modules(storedIn: path))
+        } catch let error as JobError {
+            throw error
+        } catch {
+            throw JobError(.config, "\(path): cannot read the remembered model modules: \(error)")
+        }
+    }
+
     public static func open(path: String, model: ObjectModel, mustExist: Bool = false) throws -> Store {
         if mustExist && !FileManager.default.fileExists(atPath: path) {
             throw JobError(.noInput, "database \(path) does not exist (run an import first)")

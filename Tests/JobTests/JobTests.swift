@@ -123,7 +123,7 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
     }
 
     // 5c
-    @Test(.disabled("BUG: `edit` has no --config and EditCommand is called without the user modules, so a module attribute (stars) is unknown → exit 64"))
+    @Test
     func runWithUserModuleThenEditModuleAttribute() throws {
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide())
