@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["Fixtures"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph"]),
-        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"]),
+        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"], exclude: ["Fixtures"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: []),
     ],

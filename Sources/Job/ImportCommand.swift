@@ -48,7 +48,7 @@ public struct ImportJob {
             report.sources.append(.init(name: sourceName, status: "failed", error: "\(error)", report: nil))
         }
         if !dryRun {
-            try? RunLog.record(store, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,
+            try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }.joined(separator: "; "))
         }
         let output = try store.read { context in

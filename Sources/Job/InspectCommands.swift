@@ -158,7 +158,7 @@ public enum StatusCommand {
             }
             return (counts, bySource)
         }
-        let runs = try RunLog.last(store)
+        let runs = RunLog.last(database: database)
         if json {
             let doc: [String: Any] = [
                 "database": database, "entities": counts, "sources": bySource,

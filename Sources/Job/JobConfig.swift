@@ -1,5 +1,6 @@
 import Foundation
 import Feeds
+import Fetch
 import ObjectGraph
 
 /// The configuration of the nightly job, read from JSON (Foundation's parser: no extra
@@ -28,6 +29,8 @@ public struct JobConfig: Sendable {
     public var pastHours = 24
     public var refreshHours = 12
     public var sources: [Source] = []
+    /// How downloads behave (retries, timeouts, size limit).
+    public var fetchPolicy = FetchPolicy()
     public var filteredFeeds: [FilteredFeed] = []
     public var whitelists: [String: Set<String>] = [:]
     public var modules: [ModelModule] = []
@@ -94,6 +97,9 @@ struct ConfigReader {
         }
         return d
     }
+    /// JSON's true/false: Foundation on Linux bridges every NSNumber to Bool, so ask the type.
+    static func isBoolean(_ n: NSNumber) -> Bool { String(describing: type(of: n)).contains("Boolean") }
+
     func string(_ v: Any?, _ key: String) throws -> String? {
         guard let v else { return nil }
         guard let s = v as? String else { throw fail(key, "a string") }
@@ -101,8 +107,13 @@ struct ConfigReader {
     }
     func number(_ v: Any?, _ key: String) throws -> Double? {
         guard let v else { return nil }
-        guard !(v is Bool), let n = v as? NSNumber else { throw fail(key, "a number") }
+        guard let n = v as? NSNumber, !ConfigReader.isBoolean(n) else { throw fail(key, "a number") }
         return n.doubleValue
+    }
+    func bool(_ v: Any?, _ key: String) throws -> Bool? {
+        guard let v else { return nil }
+        guard let n = v as? NSNumber, ConfigReader.isBoolean(n) else { throw fail(key, "true or false") }
+        return n.boolValue
     }
     func strings(_ v: Any?, _ key: String) throws -> [String]? {
         guard let v else { return nil }
@@ -117,7 +128,7 @@ struct ConfigReader {
 
     mutating func read(_ root: Any) throws -> JobConfig {
         let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare",
-                                               "sources", "feeds", "whitelists", "modules"])
+                                               "sources", "feeds", "whitelists", "modules", "fetch"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
         if let v = try string(d["output"], "output") { c.output = v }
@@ -162,6 +173,15 @@ struct ConfigReader {
                                                     channels: try strings(id["channels"], key + ".channels")))
             }
         }
+        if let f = d["fetch"] {
+            let fd = try object(f, "fetch", allowed: ["retries", "maxBytes", "connectTimeout", "lowSpeedTime", "totalBudget", "userAgent"])
+            if let v = try number(fd["retries"], "fetch.retries") { c.fetchPolicy.retries = max(0, Int(v)) }
+            if let v = try number(fd["maxBytes"], "fetch.maxBytes") { c.fetchPolicy.maxBytes = Int64(v) }
+            if let v = try number(fd["connectTimeout"], "fetch.connectTimeout") { c.fetchPolicy.connectTimeout = v }
+            if let v = try number(fd["lowSpeedTime"], "fetch.lowSpeedTime") { c.fetchPolicy.lowSpeedTime = max(1, Int(v)) }
+            if let v = try number(fd["totalBudget"], "fetch.totalBudget") { c.fetchPolicy.totalBudget = v }
+            if let v = try string(fd["userAgent"], "fetch.userAgent") { c.fetchPolicy.userAgent = v }
+        }
         if let w = d["whitelists"] {
             let wd = try object(w, "whitelists", allowed: ["Channel", "Programme", "Credit", "Category"])
             for (entity, keys) in wd { c.whitelists[entity] = Set(try strings(keys, "whitelists.\(entity)") ?? []) }
@@ -191,7 +211,7 @@ struct ConfigReader {
                 guard let t = try string(ad["type"], ak + ".type"), let type = AttributeType(rawValue: t) else {
                     throw fail(ak + ".type", "one of " + AttributeType.allCases.map(\.rawValue).joined(separator: ", "))
                 }
-                attributes.append(AttributeDescription(an, type, optional: (ad["optional"] as? Bool) ?? true))
+                attributes.append(AttributeDescription(an, type, optional: try bool(ad["optional"], ak + ".optional") ?? true))
             }
             var relationships: [RelationshipDescription] = []
             for (j, r) in try list(ed["relationships"], ek + ".relationships").enumerated() {
@@ -203,10 +223,10 @@ struct ConfigReader {
                 let ruleName = try string(rd["deleteRule"], rk + ".deleteRule") ?? "nullify"
                 guard let rule = DeleteRule(rawValue: ruleName) else { throw fail(rk + ".deleteRule", "cascade, nullify or deny") }
                 relationships.append(RelationshipDescription(rn, destination: dest, inverse: try string(rd["inverse"], rk + ".inverse"),
-                                                             toMany: (rd["toMany"] as? Bool) ?? false, deleteRule: rule))
+                                                             toMany: try bool(rd["toMany"], rk + ".toMany") ?? false, deleteRule: rule))
             }
             entities.append(EntityDescription(entityName, parent: try string(ed["parent"], ek + ".parent"),
-                                              placeholder: (ed["placeholder"] as? Bool) ?? false,
+                                              placeholder: try bool(ed["placeholder"], ek + ".placeholder") ?? false,
                                               identifier: try strings(ed["identifier"], ek + ".identifier"),
                                               attributes: attributes, relationships: relationships))
         }

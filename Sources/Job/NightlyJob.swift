@@ -65,7 +65,7 @@ public struct NightlyJob {
             } else {
                 exportLine = "feeds: nothing changed, \(config.output)/ left as it was"
             }
-            try? RunLog.record(store, started: now, command: "run", dryRun: false, exitCode: status.rawValue,
+            try? RunLog.record(database: config.database, started: now, command: "run", dryRun: false, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ") + (pruned > 0 ? "; \(pruned) pruned" : ""))
         }
 
@@ -113,7 +113,7 @@ public struct NightlyJob {
                 return failed(.cannotCreate, "cannot create the cache directory \(config.cacheDirectory): \(error.localizedDescription)")
             }
             let request = FetchRequest(url: source.url, validators: force ? nil : previous?.validators,
-                                       previousContentHash: force ? nil : previous?.contentHash, force: force, policy: FetchPolicy())
+                                       previousContentHash: force ? nil : previous?.contentHash, force: force, policy: config.fetchPolicy)
             do {
                 switch try Fetcher(cacheDirectory: config.cacheDirectory).fetch(request) {
                 case .notModified:
@@ -147,7 +147,9 @@ public struct NightlyJob {
             let changed = r.channels.inserted + r.channels.updated + r.channels.deleted + r.programmes.inserted + r.programmes.updated + r.programmes.deleted > 0
             return SourceOutcome(report: .init(name: source.name, status: changed ? "applied" : "unchanged", error: nil, report: r), exitStatus: .success)
         } catch let error as ImportError {
-            return failed(.dataError, "\(error)")
+            var message = "\(error)"
+            if let d = download, !d.isLocal { message = message.replacingOccurrences(of: d.file, with: source.url) }
+            return failed(.dataError, message)
         } catch {
             return failed(.cannotCreate, "\(error)")
         }

@@ -33,7 +33,7 @@ public enum StoreAccess {
         try store.withDatabase { db in
             try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(settingsTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             if let modulesJSON {
-                try db.execute(sql: "INSERT INTO \(settingsTable) (key, value) VALUES ('modules', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                try db.execute(sql: "INSERT INTO \(settingsTable) (key, value) VALUES ('modules', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE value <> excluded.value",
                                arguments: [String(decoding: modulesJSON, as: UTF8.self)])
             }
         }
@@ -66,7 +66,6 @@ public enum StoreAccess {
         store.addObserver(AggregateMaintainer(parentEntity: "Channel", relationship: "programmes",
                                               countKey: "programmeCount", lastChangedKey: "programmesChangedAt"))
         store.addObserver(ProgrammeRevisionObserver())
-        try RunLog.prepare(store)
         return store
     }
 }
@@ -106,31 +105,37 @@ final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
     }
 }
 
-/// A record of each run in the database, shown by `tvimport status`.
+/// A record of each run, shown by `tvimport status` and read by the container's health check.
+///
+/// It lives beside the database (`<database>.runs`, one JSON object per line), not inside it: a
+/// failed run must leave the database byte-for-byte as it was, and still be recorded.
 public enum RunLog {
-    static let table = "_tvimport_runs"
-
-    static func prepare(_ store: Store) throws {
-        try store.withDatabase { db in
-            try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS \(table) (
-                  id INTEGER PRIMARY KEY, started INTEGER NOT NULL, finished INTEGER NOT NULL,
-                  command TEXT NOT NULL, dryRun INTEGER NOT NULL, exitCode INTEGER NOT NULL, outcome TEXT NOT NULL)
-                """)
-        }
+    public struct Entry: Sendable, Codable {
+        public var started: Int64
+        public var finished: Int64
+        public var command: String
+        public var dryRun: Bool
+        public var exitCode: Int32
+        public var outcome: String
     }
 
-    public static func record(_ store: Store, started: Int64, command: String, dryRun: Bool, exitCode: Int32, outcome: String) throws {
-        try store.withDatabase { db in
-            try db.execute(sql: "INSERT INTO \(table) (started, finished, command, dryRun, exitCode, outcome) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [started, Int64(Date().timeIntervalSince1970), command, dryRun, exitCode, outcome])
-        }
+    public static func path(forDatabase database: String) -> String { database + ".runs" }
+
+    public static func record(database: String, started: Int64, command: String, dryRun: Bool, exitCode: Int32, outcome: String) throws {
+        let entry = Entry(started: started, finished: Int64(Date().timeIntervalSince1970), command: command, dryRun: dryRun,
+                          exitCode: exitCode, outcome: outcome)
+        var line = try JSONEncoder().encode(entry)
+        line.append(0x0A)
+        let fd = Foundation.open(path(forDatabase: database), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw JobError(.cannotCreate, "cannot write the run log \(path(forDatabase: database))") }
+        defer { close(fd) }
+        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 
-    public static func last(_ store: Store, limit: Int = 5) throws -> [(started: Int64, finished: Int64, command: String, dryRun: Bool, exitCode: Int, outcome: String)] {
-        try store.withDatabase { db in
-            try Row.fetchAll(db, sql: "SELECT started, finished, command, dryRun, exitCode, outcome FROM \(table) ORDER BY id DESC LIMIT ?", arguments: [limit])
-                .map { ($0[0], $0[1], $0[2], $0[3], $0[4], $0[5]) }
-        }
+    /// The last runs, newest first.
+    public static func last(database: String, limit: Int = 5) -> [Entry] {
+        guard let data = FileManager.default.contents(atPath: path(forDatabase: database)) else { return [] }
+        let decoder = JSONDecoder()
+        return data.split(separator: 0x0A).suffix(limit).reversed().compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
     }
 }

@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bad download never hurts the guide: after each kind of failure the database, the feeds and
+/// the last good download are byte-identical to before, and the exit code says why.
+@Suite(.serialized) struct FailClosedTests {
+    /// Starts Fixtures/guide_server.py serving `guide`; returns its base URL and a stopper.
+    func startServer(_ box: Sandbox, guide: String) throws -> (String, () -> Void) {
+        try box.write("served.xml", guide)
+        let script = repoRoot.appendingPathComponent("Tests/JobTests/Fixtures/guide_server.py").path
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        server.arguments = ["python3", script, box.path("served.xml")]
+        let output = Pipe(), input = Pipe()
+        server.standardOutput = output
+        server.standardInput = input
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "server said '\(line)'")
+        return ("http://127.0.0.1:\(port)", { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() })
+    }
+
+    /// Bytes of every file that must not change: the database (and its WAL, if any), the feeds,
+    /// the fetch cache.
+    func snapshot(_ box: Sandbox) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in ["tv.sqlite", "tv.sqlite-wal"] where FileManager.default.fileExists(atPath: box.path(name)) {
+            files[name] = try Data(contentsOf: URL(fileURLWithPath: box.path(name)))
+        }
+        for folder in ["out", "tv.sqlite.cache"] {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: box.path(folder))) ?? [] {
+                files[folder + "/" + name] = try Data(contentsOf: URL(fileURLWithPath: box.path(folder + "/" + name)))
+            }
+        }
+        return files
+    }
+
+    @Test func everyFailureLeavesDatabaseFeedsAndCacheAsTheyWere() throws {
+        let box = try Sandbox()
+        let (base, stop) = try startServer(box, guide: makeGuide(channels: ["alpha.test", "beta.test", "gamma.test"], programmes: 6))
+        defer { stop() }
+        try box.write("good.json", makeConfig(sources: [("web", base + "/good")]))
+        let first = try box.run(["run", "--config", "good.json"])
+        try #require(first.status == 0, "stderr: \(first.stderr)")
+        let before = try snapshot(box)
+        #expect(before.keys.contains("out/index.html"))
+        #expect(before.keys.contains { $0.hasPrefix("tv.sqlite.cache/") }, "the last good download is kept")
+
+        // One retry and short timeouts keep the suite quick; the retry logic has its own tests.
+        let quick = #", "fetch": {"retries": 1, "lowSpeedTime": 2, "totalBudget": 20}"#
+        let cases: [(path: String, status: Int32, says: String, extra: String)] = [
+            ("/missing", 69, "404", quick),
+            ("/error", 69, "500", quick),
+            ("/html", 69, "HTML", quick),
+            ("/reset", 69, "transfer ended early", quick),
+            ("/good", 69, "limit", #", "fetch": {"retries": 0, "maxBytes": 100}"#),
+            ("/empty", 65, "safety guard", quick),
+            ("/malformed", 65, "/malformed", quick),
+            ("/truncated.gz", 65, "/truncated.gz", quick),
+        ]
+        for c in cases {
+            try box.write("bad.json", makeConfig(sources: [("web", base + c.path)], extra: c.extra))
+            let r = try box.run(["run", "--config", "bad.json"])
+            #expect(r.status == c.status, "\(c.path): exit \(r.status), stderr: \(r.stderr)")
+            #expect(r.stderr.contains(c.says), "\(c.path): stderr does not name the cause: \(r.stderr)")
+            #expect(r.stderr.contains("web"), "\(c.path): stderr does not name the source")
+            let after = try snapshot(box)
+            #expect(after == before, "\(c.path): changed \(Set(after.keys).union(before.keys).filter { after[$0] != before[$0] }.sorted())")
+        }
+    }
+}
