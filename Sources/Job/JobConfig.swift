@@ -45,14 +45,26 @@ public struct JobConfig: Sendable {
 
     /// The configuration used when no --config is given: the bundled sample guide, no network.
     public static func bundledSample() throws -> JobConfig {
-        guard let guide = Bundle.module.path(forResource: "sample-guide", ofType: "xml") else {
-            throw JobError(.config, "the bundled sample guide is missing from this build")
+        guard let guide = bundledResource("sample-guide.xml") else {
+            throw JobError(.config, "the bundled sample guide is missing: tvimport_Job.resources must sit next to the tvimport binary (or give --config)")
         }
         var config = JobConfig()
         config.sources = [Source(name: "sample", url: guide, isBundledSample: true)]
         config.filteredFeeds = [FilteredFeed(name: "news", title: "All the news", titlePattern: "\\bnews\\b")]
         config.applyEnvironment()
         return config
+    }
+
+    /// A file of the resource bundle beside the executable. (`Bundle.module` would crash the
+    /// process when the bundle is missing instead of letting us say so.)
+    static func bundledResource(_ name: String) -> String? {
+        var candidates: [URL] = []
+        if let exe = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent() {
+            candidates.append(exe.appendingPathComponent("tvimport_Job.resources"))
+        }
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("tvimport_Job.resources"))
+        return candidates.flatMap { [$0.appendingPathComponent("Resources/" + name).path, $0.appendingPathComponent(name).path] }
+            .first { FileManager.default.fileExists(atPath: $0) }
     }
 
     /// Reads a config file; every problem names the file, the key and what was expected.

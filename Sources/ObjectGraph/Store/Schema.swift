@@ -50,7 +50,9 @@ struct Schema: Sendable, Hashable {
     var fingerprint: String { fnv1a64Hex(canonicalText) }
 
     static func createTableSQL(_ t: Table) -> String {
-        var parts = ["\(quote(rowIDColumn)) INTEGER PRIMARY KEY"]
+        // AUTOINCREMENT: a row id is never reused, so a change set that deletes one object and
+        // inserts another in the same transaction can never mistake one for the other.
+        var parts = ["\(quote(rowIDColumn)) INTEGER PRIMARY KEY AUTOINCREMENT"]
         if t.hasEntityColumn { parts.append("\(quote(entityColumn)) TEXT NOT NULL") }
         for c in t.columns { parts.append(columnSQL(c)) }
         return "CREATE TABLE \(quote(t.name)) (\(parts.joined(separator: ", ")))"

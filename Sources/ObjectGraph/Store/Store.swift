@@ -18,6 +18,8 @@ public final class Store: Sendable {
     public convenience init(path: String, model: ObjectModel) throws {
         var config = Configuration()
         config.foreignKeysEnabled = true
+        // A reader (`status`) waits for a nightly write instead of failing at once.
+        config.busyMode = .timeout(30)
         config.prepareDatabase { db in
             // Defaults are tuned for safety on phones; a nightly batch job wants WAL, fewer fsyncs,
             // a larger cache and no zero-filling of freed pages.
@@ -109,6 +111,12 @@ public final class Store: Sendable {
 
     private func migrate() throws {
         let schema = self.schema
+        // The usual case, a database of this very model, needs no write (and so no write lock).
+        let current = try queue.read { db -> Bool in
+            guard try db.tableExists(Self.metaTable) else { return false }
+            return try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'fingerprint'") == schema.fingerprint
+        }
+        if current { return }
         try queue.writeWithoutTransaction { db in
             try db.inTransaction {
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quote(Self.metaTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
