@@ -84,7 +84,7 @@ import Testing
         try "{}".write(to: config, atomically: true, encoding: .utf8)
 
         let output = dir.appendingPathComponent("output")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: script)
         var env = ProcessInfo.processInfo.environment
@@ -106,12 +106,12 @@ import Testing
         process.waitUntilExit()
         try handle.close()
         #expect(process.terminationStatus == 0, "docker stop ends it cleanly")
-        #expect(text.contains("with exit code 69"), text)
+        #expect(text.contains("with exit code 69"), "\(text)")
         #expect(try String(contentsOf: log, encoding: .utf8) == "run --config \(config.path)\n")
         // The next run is tomorrow's (or today's) 03:00 plus at most 45 minutes.
         let seconds = text.split(separator: "\n").first { $0.contains("next run in") }
             .flatMap { $0.split(separator: " ").drop { $0 != "in" }.dropFirst().first }.flatMap { Int($0) }
-        let delay = try #require(seconds, text)
+        let delay = try #require(seconds, "\(text)")
         #expect(delay > 0 && delay <= 24 * 3600 + 2700, "\(delay) s")
     }
 }

@@ -21,7 +21,8 @@ struct ProcessResult {
 /// A program on PATH (or nil), found the way a shell would.
 func which(_ name: String) -> String? {
     let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    for dir in path.split(separator: ":") + ["/usr/sbin", "/sbin"] {
+    let dirs = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"]
+    for dir in dirs {
         let candidate = "\(dir)/\(name)"
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
     }
@@ -35,8 +36,8 @@ func run(_ executable: String, _ arguments: [String], in directory: URL? = nil,
     let scratch = try temporaryDirectory()
     defer { try? FileManager.default.removeItem(at: scratch) }
     let out = scratch.appendingPathComponent("stdout"), err = scratch.appendingPathComponent("stderr")
-    FileManager.default.createFile(atPath: out.path, contents: nil)
-    FileManager.default.createFile(atPath: err.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable.contains("/") ? executable : (which(executable) ?? executable))
     process.arguments = arguments
