@@ -10,10 +10,13 @@
 # ---- build stage: the same commands as scripts/setup (minus the sample run) -------------------
 FROM swift:6.3-bookworm AS build
 WORKDIR /src
-COPY . .
+# install-deps first, alone: its layer (apt) survives changes to the sources.
+COPY scripts/install-deps scripts/install-deps
 RUN scripts/install-deps --build
+COPY . .
 RUN swift build -c release --static-swift-stdlib
-# The binary and its resource bundle, which Bundle.module looks for next to the executable.
+# The binary and its resource bundle, which Bundle.module looks for next to the executable
+# (the bundled sample guide). GRDB_GRDB.resources holds only Apple's privacy manifest: not needed.
 RUN mkdir -p /staging/bin \
  && cp .build/release/tvimport /staging/bin/ \
  && cp -R .build/release/tvimport_Job.resources /staging/bin/
@@ -49,8 +52,9 @@ VOLUME ["/data", "/config", "/feeds"]
 USER tvimport
 WORKDIR /data
 
-# Healthy when the last recorded run exited 0 and finished less than 26 h ago.
-HEALTHCHECK --interval=15m --timeout=30s --start-period=30m --retries=1 \
+# Healthy when the last recorded run exited 0 and finished less than 26 h ago. Three failures in
+# a row (45 min) before "unhealthy": a check may meet the database locked by a run in progress.
+HEALTHCHECK --interval=15m --timeout=30s --start-period=30m --retries=3 \
   CMD ["/usr/local/bin/tvimport-healthcheck"]
 
 # `docker run IMAGE` runs the schedule; `docker run IMAGE tvimport status --db /data/tvimport.sqlite`

@@ -52,6 +52,29 @@ import Testing
         #expect(result.status == 0, "\(result.output)")
     }
 
+    /// `tvimport status` fails with "database is locked" while a run holds the write lock: the
+    /// check waits for the lock instead of reporting a healthy job as failed.
+    @Test func aRunHoldingTheLockDoesNotMakeItUnhealthy() throws {
+        let sqlite3 = try #require(which("sqlite3"), "install sqlite3 (scripts/install-deps)")
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let database = dir.appendingPathComponent("tvimport.sqlite")
+        try #require(try run(tvimportBinary.path, ["run", "--quiet"], in: dir).status == 0)
+
+        // A writer that holds the lock for 3 s, like an import's transaction.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "(echo 'BEGIN IMMEDIATE;'; echo 'SELECT 1;'; sleep 3; echo 'COMMIT;') | \"$1\" \"$2\" >/dev/null", "sh", sqlite3, database.path]
+        try writer.run()
+        Thread.sleep(forTimeInterval: 0.7)
+        let locked = try run(tvimportBinary.path, ["status", "--db", database.path])
+        let result = try check(database)
+        writer.waitUntilExit()
+        if locked.status == 0 { return } // status no longer needs the write lock: nothing to wait for
+        #expect(result.status == 0, "\(result.output)")
+        #expect(try check(database, ["TVIMPORT_HEALTH_LOCK_WAIT": "0"]).status == 0, "unlocked now")
+    }
+
     @Test func theScriptsArePOSIXShell() throws {
         guard let dash = which("dash") ?? which("sh") else { return }
         for script in ["Schedules/healthcheck", "Schedules/container-nightly"] {
