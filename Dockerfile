@@ -2,7 +2,12 @@
 #
 #   docker build -t tvimport .
 #   docker run -d --name tvimport -v tvimport-data:/data -v "$PWD/config:/config:ro" \
-#     -v /var/www/tv:/feeds -e TZ=Europe/London tvimport
+#     -v /var/www/tv:/feeds -e TZ=Europe/London -e TVIMPORT_BASE_URL=https://tv.example.org tvimport
+#   docker run --rm -v tvimport-data:/data tvimport tvimport status --db /data/tvimport.sqlite
+#
+# /config/config.json is the config (its database, output and cache keys are overridden by the
+# TVIMPORT_* variables below). The job runs as uid 10001: a bind-mounted /feeds (or /data) must be
+# writable by it (`chown 10001 /var/www/tv`); named volumes are set up by the image.
 #
 # The container runs tonight's job once at start and then every night at 03:00 plus up to 45
 # minutes (Schedules/container-nightly); `docker ps` shows its health from the last run.
