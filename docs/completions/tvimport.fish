@@ -1,0 +1,118 @@
+function __tvimport_should_offer_completions_for_flags_or_options -a expected_commands
+    set -l non_repeating_flags_or_options $argv[2..]
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __tvimport_parse_tokens
+    test "$commands" = "$expected_commands"; and return $non_repeating_flags_or_options_absent
+end
+
+function __tvimport_should_offer_completions_for_positional -a expected_commands positional_index_comparison expected_positional_index
+    set -l non_repeating_flags_or_options
+    set -l non_repeating_flags_or_options_absent 0
+    set -l positional_index 0
+    set -l commands
+    __tvimport_parse_tokens
+    test "$commands" = "$expected_commands" -a \( "$positional_index" "$positional_index_comparison" "$expected_positional_index" \)
+end
+
+function __tvimport_parse_tokens -S
+    set -l unparsed_tokens (__tvimport_tokens -pc)
+    switch $unparsed_tokens[1]
+    case 'tvimport'
+        __tvimport_parse_subcommand 0 'h/help'
+        switch $unparsed_tokens[1]
+        case 'run'
+            __tvimport_parse_subcommand 0 'config=' 'dry-run' 'format=' 'force' 'quiet' 'verbose' 'h/help'
+        case 'import'
+            __tvimport_parse_subcommand -r 1 'db=' 'source=' 'dry-run' 'format=' 'force' 'verbose' 'h/help'
+        case 'edit'
+            __tvimport_parse_subcommand -r 3 'db=' 'h/help'
+        case 'status'
+            __tvimport_parse_subcommand 0 'db=' 'format=' 'h/help'
+        case 'model'
+            __tvimport_parse_subcommand 0 'config=' 'format=' 'h/help'
+        case 'help'
+            __tvimport_parse_subcommand -r 1 
+        end
+    end
+end
+
+function __tvimport_tokens
+    if test (string split -m 1 -f 1 -- . "$FISH_VERSION") -gt 3
+        commandline --tokens-raw $argv
+    else
+        commandline -o $argv
+    end
+end
+
+function __tvimport_parse_subcommand -S -a positional_count
+    argparse -s r -- $argv
+    set -l option_specs $argv[2..]
+    set -l is_repeating_positional $_flag_r
+    set -el _flag_r
+    set -a commands $unparsed_tokens[1]
+    set positional_index 0
+    while true
+        set -e unparsed_tokens[1]
+        argparse -sn "$commands" $option_specs -- $unparsed_tokens 2> /dev/null
+        set unparsed_tokens $argv
+        set positional_index (math $positional_index + 1)
+        for non_repeating_flag_or_option in $non_repeating_flags_or_options
+            if set -ql "_flag_$(string replace -a - _ -- $non_repeating_flag_or_option)"
+                set non_repeating_flags_or_options_absent 1
+                break
+            end
+        end
+        test (count $unparsed_tokens) -eq 0 -o \( -z "$is_repeating_positional" -a "$positional_index" -gt "$positional_count" \) && break
+    end
+end
+
+function __tvimport_complete_directories
+    set -l token (commandline -t)
+    string match -- '*/' $token
+    set -l subdirs $token*/
+    printf %s\n $subdirs
+end
+
+function __tvimport_custom_completion
+    set -x SAP_SHELL fish
+    set -x SAP_SHELL_VERSION $FISH_VERSION
+    set -l tokens (__tvimport_tokens -p)
+    if test -z "$(__tvimport_tokens -t)"
+        set -l index (count (__tvimport_tokens -pc))
+        set tokens $tokens[..$index] \'\' $tokens[(math $index + 1)..]
+    end
+    command $tokens[1] $argv $tokens
+end
+
+complete -c 'tvimport' -f
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_positional "tvimport" -eq 1' -fa 'run' -d 'The nightly job: fetch, parse, merge, export, report (the default command).'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_positional "tvimport" -eq 1' -fa 'import' -d 'Merge XMLTV files (plain or gzip) into the database as one source.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_positional "tvimport" -eq 1' -fa 'edit' -d 'Set attributes of a stored object (local edits survive imports unless whitelisted).'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_positional "tvimport" -eq 1' -fa 'status' -d 'Show what is stored and the last runs.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_positional "tvimport" -eq 1' -fa 'model' -d 'Print the merged entity model: entities, keys, whitelists, delete rules and modules.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_positional "tvimport" -eq 1' -fa 'help' -d 'Show subcommand help information.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" config' -l 'config' -d 'The configuration file (JSON).' -rfka ''
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" dry-run' -l 'dry-run' -d 'Do everything up to the commit, print what would change, change nothing.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" format' -l 'format' -d 'Report format.' -rfka 'text json'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" force' -l 'force' -d 'Ignore HTTP validators and the safety guard.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" quiet' -l 'quiet' -d 'Print nothing on success.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" verbose' -l 'verbose' -d 'List every change.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" db' -l 'db' -d 'The SQLite database (created if missing).' -rfka ''
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" source' -l 'source' -d 'The source name (default: the first file\'s base name without extensions).' -rfka ''
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" dry-run' -l 'dry-run' -d 'Do everything up to the commit, print what would change, change nothing.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" format' -l 'format' -d 'Report format.' -rfka 'text json'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" force' -l 'force' -d 'Apply even when the safety guard refuses.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" verbose' -l 'verbose' -d 'List every change.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport edit" db' -l 'db' -d 'The SQLite database.' -rfka ''
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport edit" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport status" db' -l 'db' -d 'The SQLite database.' -rfka ''
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport status" format' -l 'format' -d 'Report format.' -rfka 'text json'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport status" h help' -s 'h' -l 'help' -d 'Show help information.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport model" config' -l 'config' -d 'A config file whose modules are added to the built-in ones.' -rfka ''
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport model" format' -l 'format' -d 'Output format.' -rfka 'text json'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport model" h help' -s 'h' -l 'help' -d 'Show help information.'

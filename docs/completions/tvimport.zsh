@@ -1,0 +1,162 @@
+#compdef tvimport
+
+__tvimport_complete() {
+    local -ar non_empty_completions=("${@:#(|:*)}")
+    local -ar empty_completions=("${(M)@:#(|:*)}")
+    _describe -V '' non_empty_completions -- empty_completions -P $'\'\''
+}
+
+__tvimport_custom_complete() {
+    local -a completions
+    completions=("${(@f)"$("${command_name}" "${@}" "${command_line[@]}")"}")
+    if [[ "${#completions[@]}" -gt 1 ]]; then
+        __tvimport_complete "${completions[@]:0:-1}"
+    fi
+}
+
+__tvimport_cursor_index_in_current_word() {
+    if [[ -z "${QIPREFIX}${IPREFIX}${PREFIX}" ]]; then
+        printf 0
+    else
+        printf %s "${#${(z)LBUFFER}[-1]}"
+    fi
+}
+
+_tvimport() {
+    emulate -RL zsh -G
+    setopt extendedglob nullglob numericglobsort
+    unsetopt aliases banghist
+
+    local -xr SAP_SHELL=zsh
+    local -x SAP_SHELL_VERSION
+    SAP_SHELL_VERSION="$(builtin emulate zsh -c 'printf %s "${ZSH_VERSION}"')"
+    local -r SAP_SHELL_VERSION
+
+    local context state state_descr line
+    local -A opt_args
+
+    local -r command_name="${words[1]}"
+    local -ar command_line=("${words[@]}")
+    local -ir current_word_index="$((CURRENT - 1))"
+
+    local -i ret=1
+    local -ar arg_specs=(
+        '(-h --help)'{-h,--help}'[Show help information.]'
+        '(-): :->command'
+        '(-)*:: :->arg'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+    case "${state}" in
+    command)
+        local -ar subcommands=(
+            'run:The nightly job: fetch, parse, merge, export, report (the default command).'
+            'import:Merge XMLTV files (plain or gzip) into the database as one source.'
+            'edit:Set attributes of a stored object (local edits survive imports unless whitelisted).'
+            'status:Show what is stored and the last runs.'
+            'model:Print the merged entity model: entities, keys, whitelists, delete rules and modules.'
+            'help:Show subcommand help information.'
+        )
+        _describe -V subcommand subcommands && ret=0
+        ;;
+    arg)
+        case "${words[1]}" in
+        run|import|edit|status|model|help)
+            "_tvimport_${words[1]}" && ret=0
+            ;;
+        esac
+        ;;
+    esac
+
+    return "${ret}"
+}
+
+_tvimport_run() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--config[The configuration file (JSON).]:config:'
+        '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
+        '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '--force[Ignore HTTP validators and the safety guard.]'
+        '--quiet[Print nothing on success.]'
+        '--verbose[List every change.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_import() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--db[The SQLite database (created if missing).]:db:'
+        '--source[The source name (default\: the first file'\''s base name without extensions).]:source:'
+        '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
+        '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '--force[Apply even when the safety guard refuses.]'
+        '--verbose[List every change.]'
+        '*:files:'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_edit() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The SQLite database.]:db:'
+        ':entity:'
+        ':id:'
+        '*:assignments:'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_status() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--db[The SQLite database.]:db:'
+        '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_model() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--config[A config file whose modules are added to the built-in ones.]:config:'
+        '--format[Output format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_help() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '*:subcommands:'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+if [[ "${funcstack[1]}" = _tvimport ]]; then
+    _tvimport "${@}"
+else
+    compdef _tvimport tvimport
+fi
