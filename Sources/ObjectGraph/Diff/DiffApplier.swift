@@ -23,7 +23,8 @@ public struct Conflict: Sendable, Codable, Equatable, CustomStringConvertible {
 
 /// What applying a change document did.
 public struct ApplyReport: Sendable, Codable, Equatable {
-    /// Object changes applied (an insert or delete counts its owned members too).
+    /// Objects changed (an insert or delete counts its owned members too; an update that only
+    /// carries its members' changes does not count itself).
     public var applied: Int
     public var conflicts: [Conflict]
     public init(applied: Int = 0, conflicts: [Conflict] = []) {
@@ -35,10 +36,12 @@ public struct ApplyReport: Sendable, Codable, Equatable {
 extension ChangeDocument {
     /// Applies this document to `store` in one transaction (rolled back when `dryRun`).
     ///
-    /// - Deletes run first (so an object that moved between owners can be re-inserted), each only
-    ///   if the object exists with the expected old values and exactly the expected owned members.
+    /// - Every update and delete is first checked against the store as it is: an update only if
+    ///   every current value equals the diff's `old`, a delete only if the object exists with the
+    ///   expected old values and exactly the expected owned members.
+    /// - Deletes run first (so an object that moved between owners can be re-inserted).
     /// - Then inserts (creating owned members, resolving to-one references by identifier) and
-    ///   updates, which write the new values only if every current value equals the diff's `old`.
+    ///   updates.
     /// - References are set last, once every inserted object exists.
     /// Anything that does not match becomes a `Conflict` and that object is left untouched.
     public func apply(to store: Store, dryRun: Bool = false) throws -> ApplyReport {
@@ -51,6 +54,7 @@ extension ChangeDocument {
         let found = context.model.schemaFingerprint
         guard model == found else { throw DiffError.modelMismatch(expected: model, found: found) }
         let applier = Applier(context: context, schema: try DiffSchema(model: context.model, excluding: Set(excluded)))
+        for change in changes { try applier.check(change, owner: nil, via: nil) }
         for change in changes { try applier.deletes(change, owner: nil, via: nil) }
         applier.forgetResolutions()
         for change in changes { try applier.upserts(change, owner: nil, via: nil) }
@@ -178,6 +182,44 @@ final class Applier {
         return try context.members(of: owner, via.name).contains(objectID)
     }
 
+    // MARK: Pass 0: checks against the store as it was
+
+    private struct NodeKey: Hashable {
+        let entity: String
+        let id: [DiffValue]
+        let kind: ChangeKind
+        init(_ node: ObjectDiff) { entity = node.entityName; id = node.id; kind = node.change }
+    }
+    /// Update and delete nodes whose check failed: skipped by the later passes.
+    private var refused = Set<NodeKey>()
+
+    /// Checks every update and delete against the store before anything changes, so that the
+    /// document's old state is compared with the store's current state, not with a half-applied
+    /// one (a deleted object that other objects referred to, say).
+    func check(_ node: ObjectDiff, owner: ObjectID?, via: Relationship?) throws {
+        func refuse(_ reason: String, key: String? = nil) {
+            refused.insert(NodeKey(node))
+            conflict(node, reason, key: key)
+        }
+        switch node.change {
+        case .insert:
+            return
+        case .delete:
+            guard let id = try resolve(node.reference) else { return refuse("no such object") }
+            guard try belongs(id, to: owner, via: via) else { return refuse("the object belongs to another owner") }
+            if let (key, reason) = try deleteMismatch(node, id) { refuse(reason, key: key) }
+        case .update:
+            guard let entity = model.entity(node.entityName) else { return refuse("unknown entity") }
+            guard let id = try resolve(node.reference), try belongs(id, to: owner, via: via),
+                  let current = try context.object(id) else { return refuse("no such object") }
+            if let (key, reason) = try mismatch(node, current, entity: entity) { refuse(reason, key: key) }
+            for (key, rel) in node.relationships.sorted(by: { $0.key < $1.key }) {
+                guard let r = entity.relationship(key), r.isOwning else { continue }
+                for member in rel.members { try check(member, owner: id, via: r) }
+            }
+        }
+    }
+
     // MARK: Pass 1: deletes
 
     func deletes(_ node: ObjectDiff, owner: ObjectID?, via: Relationship?) throws {
@@ -185,9 +227,8 @@ final class Applier {
         case .insert:
             return
         case .delete:
+            if refused.contains(NodeKey(node)) { return }
             guard let id = try resolve(node.reference) else { return conflict(node, "no such object") }
-            guard try belongs(id, to: owner, via: via) else { return conflict(node, "the object belongs to another owner") }
-            if let (key, reason) = try deleteMismatch(node, id) { return conflict(node, reason, key: key) }
             do {
                 try context.delete(id)
             } catch let error as ObjectGraphError {
@@ -195,10 +236,10 @@ final class Applier {
                 throw error
             }
             resolved.removeAll()
-            applied += node.objectCount
+            applied += node.changedObjectCount
         case .update:
             guard let id = try resolve(node.reference), let entity = model.entity(node.entityName) else { return }
-            for (key, rel) in node.relationships {
+            for (key, rel) in node.relationships.sorted(by: { $0.key < $1.key }) {
                 guard let r = entity.relationship(key), r.isOwning else { continue }
                 for member in rel.members { try deletes(member, owner: id, via: r) }
             }
@@ -214,14 +255,11 @@ final class Applier {
         case .insert:
             try insert(node, owner: owner, via: via)
         case .update:
-            guard let entity = model.entity(node.entityName) else { return conflict(node, "unknown entity") }
-            guard let id = try resolve(node.reference), try belongs(id, to: owner, via: via) else {
-                return conflict(node, "no such object")
+            guard let entity = model.entity(node.entityName), let id = try resolve(node.reference) else {
+                if !refused.contains(NodeKey(node)) { conflict(node, "no such object") }
+                return
             }
-            guard let current = try context.object(id) else { return conflict(node, "no such object") }
-            if let (key, reason) = try mismatch(node, current, entity: entity) {
-                conflict(node, reason, key: key)
-            } else {
+            if !refused.contains(NodeKey(node)) {
                 var values: [String: Value] = [:]
                 for (key, change) in node.attributes { values[key] = change.new.coerced(to: entity.attribute(key)!.type) }
                 do {
@@ -231,7 +269,7 @@ final class Applier {
                         if rel.added.isEmpty && rel.removed.isEmpty { continue }
                         pendingReferences.append((id, key, rel.added.first, node))
                     }
-                    applied += 1
+                    if node.changesItself { applied += 1 }
                 } catch let error as ObjectGraphError {
                     conflict(node, error.description)
                 }

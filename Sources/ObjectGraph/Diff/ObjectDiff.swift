@@ -108,9 +108,21 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
                           relationships: relationships.mapValues(\.inverted))
     }
 
-    /// How many object changes this node holds, itself and nested members included.
+    /// How many nodes this diff holds, itself and nested members included.
     public var objectCount: Int {
         1 + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.objectCount } }
+    }
+
+    /// Whether this node changes its own object (not only owned members): an insert, a delete, or
+    /// an update of attributes or references.
+    public var changesItself: Bool {
+        change != .update || !attributes.isEmpty || relationships.values.contains { !$0.added.isEmpty || !$0.removed.isEmpty }
+    }
+
+    /// How many objects this diff changes, nested members included (what `ApplyReport.applied`
+    /// counts when everything applies).
+    public var changedObjectCount: Int {
+        (changesItself ? 1 : 0) + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.changedObjectCount } }
     }
 
     private enum CodingKeys: String, CodingKey { case entityName, id, change, attributes, relationships }
@@ -175,8 +187,11 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
         ChangeDocument(model: model, excluded: excluded, changes: changes.map(\.inverted))
     }
 
-    /// Object changes, nested members included.
+    /// Nodes, nested members included.
     public var objectCount: Int { changes.reduce(0) { $0 + $1.objectCount } }
+    /// Objects changed, nested members included (an update that only holds members' changes does
+    /// not count).
+    public var changedObjectCount: Int { changes.reduce(0) { $0 + $1.changedObjectCount } }
 
     /// Pretty, key-sorted JSON (stable from run to run, so change files diff well).
     public func jsonData(pretty: Bool = true) throws -> Data {
