@@ -496,5 +496,88 @@ extension DiffTests {
             #expect(try doc.apply(to: a).conflicts.isEmpty)
             #expect(try diff.diff(from: a, to: b).isEmpty)
         }
-    }
+            /// What the nightly job does: snapshot before the run, diff after it into a change file;
+        /// `undo` applies the file inverted. Observers (the aggregate) run during apply as during
+        /// an import, and the excluded keys they maintain never conflict.
+        @Test func nightlyChangeFileAndUndoWithObservers() throws {
+            let store = try Store.inMemory(model: Self.model)
+            store.addObserver(AggregateMaintainer(parentEntity: "Channel", relationship: "programmes",
+                                                  countKey: "programmeCount", lastChangedKey: "programmesChangedAt",
+                                                  clock: { 42 }))
+            try Self.fill(store, channels: Self.before.0, programmes: Self.before.1)
+            let before = try store.snapshot()
+            let diff = try GraphDiff(model: Self.model)
+            #expect(try diff.diff(from: before, to: store).isEmpty)
+
+            // "The run": the after-state, written through the same store.
+            let target = try Store.inMemory(model: Self.model)
+            try Self.fill(target, channels: Self.after.0, programmes: Self.after.1)
+            let run = try diff.diff(from: store, to: target)
+            #expect(try run.apply(to: store).conflicts.isEmpty)
+
+            let changeFile = try diff.diff(from: before, to: store).jsonData()
+            let doc = try ChangeDocument(jsonData: changeFile)
+            #expect(doc == run)
+            let counts = try store.read { c in try c.fetchAll("Channel", orderBy: [SortKey("xmltvId")]).map { $0["programmeCount"] } }
+            #expect(counts == [.integer(1), .integer(2), .integer(1)])
+
+            // undo
+            let undo = try doc.inverted().apply(to: store)
+            #expect(undo.conflicts.isEmpty && undo.applied == doc.changedObjectCount)
+            #expect(try diff.diff(from: before, to: store).isEmpty)
+            let restored = try store.read { c in try c.fetchAll("Channel", orderBy: [SortKey("xmltvId")]).map { $0["programmeCount"] } }
+            #expect(restored == [.integer(1), .integer(2), .integer(1)])
+            // A second undo finds nothing as expected and changes nothing.
+            #expect(try doc.inverted().apply(to: store).applied == 0)
+            #expect(try diff.diff(from: before, to: store).isEmpty)
+        }
+
+        /// A guide of some size, randomly edited: diff, apply, undo; and the time it takes.
+        @Test func randomGuideRoundTrip() throws {
+            var rng = SplitMix64(seed: 2026)
+            func guide(_ edit: Bool) -> ([(String, String)], [Programme]) {
+                var r = SplitMix64(seed: 99)   // the same base guide on both sides; edits draw from rng
+                var channels: [(String, String)] = []
+                var programmes: [Programme] = []
+                for c in 0..<20 {
+                    let dropChannel = edit && rng.next() % 10 == 0
+                    if !dropChannel { channels.append(("ch\(c).tv", edit && rng.next() % 5 == 0 ? "Renamed \(c)" : "Channel \(c)")) }
+                    for p in 0..<60 {
+                        var credits: [(String, String)] = []
+                        for k in 0..<Int(r.next() % 4) { credits.append((["actor", "director", "presenter"][k % 3], "Person \(k)")) }
+                        let categories = r.next() % 2 == 0 ? ["News"] : ["Film", "Drama"]
+                        if dropChannel || (edit && rng.next() % 20 == 0) { continue }   // programme dropped
+                        let start = Self.t0 + Int64(p * 1800) + (edit && rng.next() % 25 == 0 ? 900 : 0)
+                        if edit && rng.next() % 10 == 0 { credits.append(("guest", "Extra")) }
+                        if edit && !credits.isEmpty && rng.next() % 10 == 0 { credits.removeLast() }
+                        let title = edit && rng.next() % 8 == 0 ? "Edited \(p)" : "Title \(p)"
+                        programmes.append(Programme(channel: "ch\(c).tv", start: start, title: title, credits: credits,
+                                                    categories: categories))
+                    }
+                }
+                if edit { channels.append(("new.tv", "New")); programmes.append(Programme(channel: "new.tv", start: Self.t0, title: "Hello")) }
+                return (channels, programmes)
+            }
+            let base = guide(false), edited = guide(true)
+            let a = try Store.inMemory(model: Self.model), b = try Store.inMemory(model: Self.model)
+            try Self.fill(a, channels: base.0, programmes: base.1)
+            try Self.fill(b, channels: edited.0, programmes: edited.1)
+            let diff = try GraphDiff(model: Self.model)
+            let clock = ContinuousClock()
+            var doc = ChangeDocument(model: "", changes: [])
+            let took = try clock.measure { doc = try diff.diff(from: a, to: b) }
+            var sameIsEmpty = false
+            let same = try clock.measure { sameIsEmpty = try diff.diff(from: a, to: a.snapshot()).isEmpty }
+            #expect(sameIsEmpty)
+            doc = try roundTrip(doc)
+            #expect(doc.changedObjectCount > 50)
+            let c = try a.snapshot()
+            let report = try doc.apply(to: c)
+            #expect(report.conflicts.isEmpty && report.applied == doc.changedObjectCount)
+            #expect(try diff.diff(from: c, to: b).isEmpty)
+            #expect(try doc.inverted().apply(to: c).conflicts.isEmpty)
+            #expect(try diff.diff(from: c, to: a).isEmpty)
+            print("random guide: \(base.1.count) programmes, \(doc.changedObjectCount) changes, diff in \(took), identical stores in \(same)")
+        }
+}
 }

@@ -56,6 +56,10 @@ extension ChangeDocument {
         let applier = Applier(context: context, schema: try DiffSchema(model: context.model, excluding: Set(excluded)))
         for change in changes { try applier.check(change, owner: nil, via: nil) }
         for change in changes { try applier.deletes(change, owner: nil, via: nil) }
+        // Observers see the deletes before any insert: SQLite reuses the row id of a deleted last
+        // row, and an observer keyed by row id (an aggregate) would otherwise mix a deleted
+        // channel's changes with those of the new channel that took its row id.
+        try context.processPendingChanges()
         applier.forgetResolutions()
         for change in changes { try applier.upserts(change, owner: nil, via: nil) }
         try applier.setReferences()
@@ -179,6 +183,10 @@ final class Applier {
     /// the owner, like a guid, the object found may live under another owner).
     private func belongs(_ objectID: ObjectID, to owner: ObjectID?, via: Relationship?) throws -> Bool {
         guard let owner, let via else { return true }
+        if let inverse = model.inverse(of: via), inverse.storesForeignKey {
+            // The member holds the key: one row read instead of listing every member.
+            return try context.object(objectID, keys: [inverse.name])?.related(inverse.name)?.rowID == owner.rowID
+        }
         return try context.members(of: owner, via.name).contains(objectID)
     }
 
