@@ -33,7 +33,13 @@ struct DiffSchema {
     /// already (a fetch of an entity includes its sub-entities).
     let rootEntities: [Entity]
 
-    private var attributeCache: [String: [Attribute]] = [:]
+    /// Per entity: what the diff reads of it, computed once.
+    private struct Plan {
+        var attributes: [Attribute]
+        var owning: [Relationship]
+        var references: [Relationship]
+    }
+    private var plans: [String: Plan] = [:]
 
     init(model: ObjectModel, excluding: Set<String>) throws {
         self.model = model
@@ -55,6 +61,15 @@ struct DiffSchema {
         rootEntities = model.entities.filter { e in
             !owned.contains(e.name) && (e.parent.map { owned.contains($0) } ?? true)
         }
+        for e in model.entities {
+            plans[e.name] = Plan(
+                attributes: e.attributes.filter { !isExcluded(e, $0.name) },
+                owning: e.relationships.filter { $0.isOwning && !isExcluded(e, $0.name) },
+                // Non-owning relationships emitted as references: the to-one side that holds the
+                // key. The to-many side of a non-owning pair is the same fact seen from the other
+                // end and is emitted there (once), which also keeps apply from writing it twice.
+                references: e.relationships.filter { !$0.isOwning && !$0.isToMany && $0.storesForeignKey && !isExcluded(e, $0.name) })
+        }
     }
 
     func isExcluded(_ entity: Entity, _ key: String) -> Bool {
@@ -70,21 +85,14 @@ struct DiffSchema {
         return false
     }
 
-    func attributes(_ entity: Entity) -> [Attribute] {
-        entity.attributes.filter { !isExcluded(entity, $0.name) }
-    }
+    /// Attributes compared and output.
+    func attributes(_ entity: Entity) -> [Attribute] { plans[entity.name]?.attributes ?? [] }
 
     /// Owning relationships walked by the diff (to-one and to-many).
-    func owning(_ entity: Entity) -> [Relationship] {
-        entity.relationships.filter { $0.isOwning && !isExcluded(entity, $0.name) }
-    }
+    func owning(_ entity: Entity) -> [Relationship] { plans[entity.name]?.owning ?? [] }
 
-    /// Non-owning relationships emitted as references: the to-one side that holds the key. The
-    /// to-many side of a non-owning pair is the same fact seen from the other end and is emitted
-    /// there (once), which also keeps apply from writing it twice.
-    func references(_ entity: Entity) -> [Relationship] {
-        entity.relationships.filter { !$0.isOwning && !$0.isToMany && $0.storesForeignKey && !isExcluded(entity, $0.name) }
-    }
+    /// Non-owning to-one relationships holding the key, emitted as references.
+    func references(_ entity: Entity) -> [Relationship] { plans[entity.name]?.references ?? [] }
 
     /// Identifier keys, or an error if the entity has none.
     func identifier(_ entity: Entity) throws -> [String] {

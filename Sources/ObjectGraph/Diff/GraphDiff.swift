@@ -96,9 +96,17 @@ final class IdentityRenderer {
         self.schema = schema
     }
 
+    /// Members fetched ahead, a whole level of a subtree per query, by owner and relationship.
+    private struct PrefetchKey: Hashable {
+        let owner: ObjectID
+        let relationship: String
+    }
+    private var prefetched: [PrefetchKey: [FetchedObject]] = [:]
+
     /// Bounds the cache between roots.
     func trim() {
         if cache.count > 50_000 { cache.removeAll(keepingCapacity: true) }
+        prefetched.removeAll(keepingCapacity: true)
     }
 
     /// The object with every key of its concrete entity (a fetch of a parent entity reads only
@@ -142,7 +150,9 @@ final class IdentityRenderer {
     /// The members of an owning relationship, with their identifiers, sorted by identifier.
     func members(of owner: FetchedObject, _ r: Relationship) throws -> [(id: [DiffValue], object: FetchedObject)] {
         var objects: [FetchedObject] = []
-        if r.isToMany, let inverse = schema.model.inverse(of: r), inverse.storesForeignKey {
+        if let ahead = prefetched.removeValue(forKey: PrefetchKey(owner: owner.id, relationship: r.name)) {
+            objects = ahead
+        } else if r.isToMany, let inverse = schema.model.inverse(of: r), inverse.storesForeignKey {
             objects = try context.fetchAll(r.destination, where: .related(inverse.name, owner.id))
         } else {
             for id in try context.members(of: owner.id, r.name) {
@@ -159,7 +169,35 @@ final class IdentityRenderer {
         for (p, q) in zip(out, out.dropFirst()) where compareIdentifiers(p.id, q.id) == 0 {
             throw DiffError.duplicateIdentifier(entity: q.object.id.entity, id: canonicalIdentifier(q.id))
         }
+        try prefetchMembers(of: out.map(\.object))
         return out
+    }
+
+    /// Fetches the owned to-many members of many objects at once (`owner IN (...)`, in chunks),
+    /// so that a channel's programmes' credits cost a few queries, not one per programme.
+    private func prefetchMembers(of objects: [FetchedObject]) throws {
+        guard objects.count > 1 else { return }
+        var byEntity: [String: [FetchedObject]] = [:]
+        for o in objects { byEntity[o.id.entity, default: []].append(o) }
+        for (name, owners) in byEntity {
+            guard let entity = schema.model.entity(name) else { continue }
+            for r in schema.owning(entity) where r.isToMany {
+                guard let inverse = schema.model.inverse(of: r), inverse.storesForeignKey else { continue }
+                var groups: [Int64: [FetchedObject]] = [:]
+                var start = 0
+                while start < owners.count {
+                    let chunk = owners[start..<min(start + 500, owners.count)]
+                    start += 500
+                    let cursor = try context.fetch(r.destination, where: .isIn(inverse.name, chunk.map { .integer($0.id.rowID) }))
+                    while let member = try cursor.next() {
+                        if let owner = member[inverse.name].integerValue { groups[owner, default: []].append(member) }
+                    }
+                }
+                for owner in owners {
+                    prefetched[PrefetchKey(owner: owner.id, relationship: r.name)] = groups[owner.id.rowID] ?? []
+                }
+            }
+        }
     }
 }
 
