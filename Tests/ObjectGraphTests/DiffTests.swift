@@ -581,3 +581,93 @@ extension DiffTests {
         }
 }
 }
+
+// MARK: - Other shapes: owned to-one, sub-entities, identifiers through references
+
+/// A shelf owns items (a parent entity with two sub-entities) and one label (an owned
+/// one-to-one); an item may point to a publisher, whose identifier is part of nothing.
+enum Shelves {
+    static let module = ModelModule("Shelves", entities: [
+        EntityDescription("Shelf", identifier: ["name"], attributes: [
+            AttributeDescription("name", .string, optional: false),
+        ], relationships: [
+            .toMany("items", "Item", inverse: "shelf", deleteRule: .cascade),
+            .toOne("label", "Label", inverse: "shelf", deleteRule: .cascade),
+        ]),
+        EntityDescription("Label", identifier: ["shelf"], attributes: [
+            AttributeDescription("text", .string),
+        ], relationships: [
+            .toOne("shelf", "Shelf", inverse: "label", deleteRule: .nullify),
+        ]),
+        EntityDescription("Item", identifier: ["code"], attributes: [
+            AttributeDescription("code", .string, optional: false),
+            AttributeDescription("title", .string),
+        ], relationships: [
+            .toOne("shelf", "Shelf", inverse: "items", deleteRule: .nullify),
+            .toOne("publisher", "Publisher", inverse: "items", deleteRule: .nullify),
+        ]),
+        EntityDescription("Book", parent: "Item", attributes: [AttributeDescription("pages", .integer)]),
+        EntityDescription("Film", parent: "Item", attributes: [AttributeDescription("minutes", .integer)]),
+        EntityDescription("Publisher", identifier: ["name"], attributes: [
+            AttributeDescription("name", .string, optional: false),
+        ], relationships: [
+            .toMany("items", "Item", inverse: "publisher", deleteRule: .deny),
+        ]),
+    ])
+    static let model: ObjectModel = try! ObjectModel(merging: [module])
+}
+
+extension DiffTests {
+    @Suite struct Shapes {
+        func fill(_ store: Store, label: String?, items: [(String, String, String?)], publishers: [String]) throws {
+            try store.write { (c: ObjectContext) throws in
+                var pubs: [String: ObjectID] = [:]
+                for p in publishers { pubs[p] = try c.insert("Publisher", ["name": s(p)]) }
+                let shelf = try c.insert("Shelf", ["name": s("top")])
+                if let label { try c.insert("Label", ["text": s(label)], related: ["shelf": shelf]) }
+                for (entity, code, publisher) in items {
+                    var related = ["shelf": shelf]
+                    if let publisher { related["publisher"] = pubs[publisher]! }
+                    try c.insert(entity, ["code": s(code), "title": s(code.uppercased())], related: related)
+                }
+            }
+        }
+
+        @Test func ownedToOneSubEntitiesAndDeny() throws {
+            let diff = try GraphDiff(model: Shelves.model)
+            #expect(diff.rootEntityNames == ["Shelf", "Publisher"])
+            let a = try Store.inMemory(model: Shelves.model), b = try Store.inMemory(model: Shelves.model)
+            try fill(a, label: "old", items: [("Book", "x", "P"), ("Film", "y", nil), ("Book", "z", nil)], publishers: ["P"])
+            try fill(b, label: "new", items: [("Film", "x", "Q"), ("Film", "y", "P"), ("Book", "w", nil)], publishers: ["P", "Q"])
+            let doc = try roundTrip(try diff.diff(from: a, to: b))
+            let shelf = try #require(doc.changes.first)
+            // The label is identified through its shelf: [shelf's name].
+            #expect(shelf.relationships["label"]?.members.map(\.id) == [[d("top")]])
+            #expect(shelf.relationships["label"]?.members.first?.attributes == ["text": AttributeChange(old: s("old"), new: s("new"))])
+            // x turned from a Book into a Film: a delete and an insert under one identifier.
+            #expect(shelf.relationships["items"]?.members.map { "\($0.change.rawValue) \($0.entityName) \($0.canonicalID)" } == [
+                "insert Book w", "delete Book x", "insert Film x", "update Film y", "delete Book z",
+            ])
+            #expect(doc.changes.map(\.entityName) == ["Shelf", "Publisher"])
+
+            let c = try Store.inMemory(model: Shelves.model)
+            try fill(c, label: "old", items: [("Book", "x", "P"), ("Film", "y", nil), ("Book", "z", nil)], publishers: ["P"])
+            let report = try doc.apply(to: c)
+            #expect(report.conflicts.isEmpty, "\(report.conflicts)")
+            #expect(try diff.diff(from: c, to: b).isEmpty)
+            #expect(try doc.inverted().apply(to: c).conflicts.isEmpty)
+            #expect(try diff.diff(from: c, to: a).isEmpty)
+
+            // Deleting a publisher that items still use is denied: a conflict, nothing deleted.
+            let keep = try Store.inMemory(model: Shelves.model)
+            try fill(keep, label: "old", items: [("Book", "x", "P"), ("Film", "y", nil), ("Book", "z", nil)], publishers: ["P"])
+            let deletePublisher = try diff.diff(from: keep, to: try Store.inMemory(model: Shelves.model))
+            let publisherOnly = ChangeDocument(model: deletePublisher.model,
+                                               changes: deletePublisher.changes.filter { $0.entityName == "Publisher" })
+            let denied = try publisherOnly.apply(to: keep)
+            #expect(denied.applied == 0 && denied.conflicts.count == 1)
+            #expect(denied.conflicts.first?.reason.contains("denies deletion") == true)
+            #expect(try keep.read { try $0.count("Publisher") } == 1)
+        }
+    }
+}
