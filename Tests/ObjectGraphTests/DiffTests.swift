@@ -223,6 +223,9 @@ extension DiffTests {
             #expect(throws: DiffError.unknownExclusion("Address.nope")) {
                 try GraphDiff(model: People.model, excluding: ["Address.nope"])
             }
+            #expect(throws: DiffError.identifierExcluded("Address.guid")) {
+                try GraphDiff(model: People.model, excluding: ["Address.guid"])
+            }
         }
 
         @Test func nullifyRelationshipIsAReferenceNotARecursion() throws {

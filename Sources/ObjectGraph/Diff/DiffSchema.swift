@@ -5,6 +5,7 @@ public enum DiffError: Error, Sendable, Equatable, CustomStringConvertible {
     case duplicateIdentifier(entity: String, id: String)
     case malformedIdentifier(entity: String, id: String, expectedComponents: Int)
     case unknownExclusion(String)
+    case identifierExcluded(String)
 
     public var description: String {
         switch self {
@@ -18,6 +19,8 @@ public enum DiffError: Error, Sendable, Equatable, CustomStringConvertible {
             "identifier '\(id)' of \(entity) should have \(n) component\(n == 1 ? "" : "s")"
         case let .unknownExclusion(key):
             "cannot exclude '\(key)' from the diff: no such entity and key (write Entity.key)"
+        case let .identifierExcluded(key):
+            "cannot exclude '\(key)' from the diff: it is an identifier key, which matching needs"
         }
     }
 }
@@ -49,6 +52,7 @@ struct DiffSchema {
                   e.attribute(parts[1]) != nil || e.relationship(parts[1]) != nil else {
                 throw DiffError.unknownExclusion(key)
             }
+            if e.identifier.contains(parts[1]) { throw DiffError.identifierExcluded(key) }
         }
         self.excluded = excluding
         var owned = Set<String>()
@@ -72,7 +76,10 @@ struct DiffSchema {
         }
     }
 
+    /// Whether a key is left out. Identifier keys never are (metadata on one is ignored): an
+    /// insert must carry them and matching needs them.
     func isExcluded(_ entity: Entity, _ key: String) -> Bool {
+        if entity.identifier.contains(key) { return false }
         if entity.attribute(key)?.isExcludedFromDiff == true || entity.relationship(key)?.isExcludedFromDiff == true {
             return true
         }
