@@ -133,11 +133,16 @@ final class Applier {
 
     /// Why the object does not hold the diff's old attribute values and references, or nil.
     private func mismatch(_ node: ObjectDiff, _ current: FetchedObject, entity: Entity) throws -> (String, String)? {
-        for (key, change) in node.attributes.sorted(by: { $0.key < $1.key }) {
-            guard let a = entity.attribute(key) else { return (key, "the model has no attribute \(entity.name).\(key)") }
-            let expected = change.old.coerced(to: a.type)
-            if current[key] != expected {
-                return (key, "\(key) is '\(current[key])', the diff expected '\(expected)'")
+        for key in node.attributes.keys.sorted() where entity.attribute(key) == nil {
+            return (key, "the model has no attribute \(entity.name).\(key)")
+        }
+        // An update checks what it changes; a delete checks every compared attribute, those it
+        // does not list being null.
+        let checked = node.change == .delete ? schema.attributes(entity) : node.attributes.keys.sorted().compactMap(entity.attribute)
+        for a in checked {
+            let expected = node.attributes[a.name].map { $0.old.coerced(to: a.type) } ?? .null
+            if current[a.name] != expected {
+                return (a.name, "\(a.name) is '\(current[a.name])', the diff expected '\(expected)'")
             }
         }
         for (key, rel) in node.relationships.sorted(by: { $0.key < $1.key }) {
@@ -294,6 +299,8 @@ final class Applier {
         if try resolve(node.reference) != nil { return conflict(node, "the object already exists") }
         let ownerLink = via.flatMap { model.inverse(of: $0) }
         var values: [String: Value] = [:]
+        // Compared attributes the node does not list were null (not their default).
+        for a in schema.attributes(entity) where a.isOptional { values[a.name] = .null }
         for (key, change) in node.attributes {
             guard let a = entity.attribute(key) else { return conflict(node, "the model has no attribute \(entity.name).\(key)", key: key) }
             values[key] = change.new.coerced(to: a.type)

@@ -278,7 +278,9 @@ final class Walker {
         var attributes: [String: AttributeChange] = [:]
         for a in schema.attributes(entity) {
             let ov = o?[a.name] ?? .null, nv = n?[a.name] ?? .null
-            if kind != .update || ov != nv { attributes[a.name] = AttributeChange(old: ov, new: nv) }
+            // Insert and delete: every non-null value (an absent attribute was null, seed 000's
+            // NSNull == NSNull); update: what changed.
+            if ov != nv { attributes[a.name] = AttributeChange(old: ov, new: nv) }
         }
 
         var relationships: [String: RelationshipDiff] = [:]

@@ -69,11 +69,15 @@ public struct RelationshipDiff: Sendable, Codable, Equatable {
 
 /// The change of one object (seed 000's diff node), with its owned members' changes nested.
 ///
-/// - insert: every attribute (old `null`), every reference as `added`, every owned member as an
-///   insert — enough to create the object elsewhere.
-/// - delete: every attribute (new `null`), every reference as `removed`, every owned member as a
-///   delete — enough to check that what is deleted is what was expected, and to undo.
+/// - insert: every attribute whose value is not null (old `null`), every reference as `added`,
+///   every owned member as an insert — enough to create the object elsewhere.
+/// - delete: every attribute whose value is not null (new `null`), every reference as `removed`,
+///   every owned member as a delete — enough to check that what is deleted is what was expected,
+///   and to undo.
 /// - update: only the attributes and references that changed, and the members that changed.
+///
+/// In an insert or a delete, an attribute that the diff compares but the node does not list was
+/// null (as in seed 000, where equal values, NSNull included, are left out).
 public struct ObjectDiff: Sendable, Codable, Equatable {
     public typealias Kind = ChangeKind
 
