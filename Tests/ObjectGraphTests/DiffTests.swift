@@ -70,7 +70,7 @@ func randomPeople(_ store: Store, seed: UInt64) throws {
         }
         var persons: [ObjectID] = []
         for first in ["Ann", "Bob", "Cy"] {
-            for last in ["Doe", "Roe", "Mc/Joe~,1"] where !chance(3) {
+            for last in ["Doe", "Roe", "Mc/Joe~,1", "Caf\u{E9}", "Cafe\u{301}"] where !chance(3) {
                 persons.append(try c.insert("Person", ["firstName": s(first), "lastName": s(last),
                                                        "age": pick([.null, .integer(23), .integer(40)]),
                                                        "lastSeen": .date(Int64(rng.next() % 1000))]))
@@ -469,6 +469,8 @@ extension DiffTests {
                     == ["insert bbc1.uk,2026-11-22T20:30:00Z,0,actor,B", "update bbc1.uk,2026-11-22T20:30:00Z,0,director,D"])
             #expect(film["categories"]?.members.map { "\($0.change.rawValue) \($0.canonicalID)" }
                     == ["delete bbc1.uk,2026-11-22T20:30:00Z,0,Drama,"])
+            #expect(doc.counts["Channel"] == { var c = EntityCounts(); c.inserted = 1; c.updated = 1; c.deleted = 1; return c }())
+            #expect(doc.counts["Credit"].inserted == 1 && doc.counts["Credit"].updated == 1 && doc.counts["Credit"].deleted == 1)
             #expect(doc.changes[2].objectCount == 3)   // channel, programme, category
             #expect(doc.changes[3].objectCount == 3)   // channel, programme, credit
 
@@ -496,7 +498,9 @@ extension DiffTests {
             let diff = try GraphDiff(model: Self.model)
             let file = dir.appendingPathComponent("changes.json")
             try diff.diff(from: a, to: b).jsonData().write(to: file)
-            let doc = try ChangeDocument(jsonData: Data(contentsOf: file))
+            let doc = try ChangeDocument(contentsOfFile: file.path)
+            try doc.write(toFile: file.path)
+            #expect(try ChangeDocument(contentsOfFile: file.path) == doc)
             #expect(try doc.apply(to: a).conflicts.isEmpty)
             #expect(try diff.diff(from: a, to: b).isEmpty)
         }

@@ -209,5 +209,35 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
     }
 }
 
+extension ChangeDocument {
+    /// Writes the document as pretty JSON, atomically (a change file is whole or absent).
+    public func write(toFile path: String) throws {
+        try jsonData().write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Reads a change file.
+    public init(contentsOfFile path: String) throws {
+        try self.init(jsonData: Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Objects inserted, updated and deleted per entity (nested members included; an update that
+    /// only carries members' changes does not count): for a one-line report.
+    public var counts: ChangeSummary {
+        var summary = ChangeSummary()
+        func visit(_ node: ObjectDiff) {
+            if node.changesItself {
+                switch node.change {
+                case .insert: summary.counts[node.entityName, default: EntityCounts()].inserted += 1
+                case .update: summary.counts[node.entityName, default: EntityCounts()].updated += 1
+                case .delete: summary.counts[node.entityName, default: EntityCounts()].deleted += 1
+                }
+            }
+            for rel in node.relationships.values { rel.members.forEach(visit) }
+        }
+        changes.forEach(visit)
+        return summary
+    }
+}
+
 /// `inverted(diff)` as a free function, as the design writes it.
 public func inverted(_ document: ChangeDocument) -> ChangeDocument { document.inverted() }
