@@ -377,7 +377,7 @@ extension DiffTests {
         }
 
         /// Random graphs: apply(diff(a, b), copy of a) == b, and the inverse gives a back.
-        @Test(arguments: 0..<40) func randomGraphsRoundTrip(seed: Int) throws {
+        @Test(arguments: 0..<100) func randomGraphsRoundTrip(seed: Int) throws {
             let diff = try GraphDiff(model: People.model)
             let a = try People.store(), b = try People.store(), c = try People.store()
             try randomPeople(a, seed: UInt64(seed) * 2 + 1)
@@ -391,6 +391,27 @@ extension DiffTests {
             let back = try roundTrip(doc.inverted()).apply(to: c)
             #expect(back.conflicts.isEmpty, "\(back.conflicts)")
             #expect(try diff.diff(from: c, to: a).isEmpty)
+            // Applied to an unrelated graph, a document never fails: what does not fit conflicts,
+            // and an object whose change conflicted is left as it was.
+            let d = try People.store()
+            try randomPeople(d, seed: UInt64(seed) &* 7919 &+ 13)
+            let dBefore = try d.snapshot()
+            let elsewhere = try doc.apply(to: d)
+            #expect(elsewhere.applied + elsewhere.conflicts.count > 0 || doc.isEmpty)
+            // Keyed by values, not by Swift strings: "Café" in NFC and NFD are two people here.
+            var touched: [[DiffValue]: ObjectDiff] = [:]
+            func key(_ kind: ChangeKind, _ entity: String, _ id: [DiffValue]) -> [DiffValue] {
+                [DiffValue(.string(kind.rawValue)), DiffValue(.string(entity))] + id
+            }
+            func flatten(_ node: ObjectDiff) {
+                touched[key(node.change, node.entityName, node.id)] = node
+                node.relationships.values.forEach { $0.members.forEach(flatten) }
+            }
+            try diff.diff(from: dBefore, to: d).changes.forEach(flatten)
+            for conflict in elsewhere.conflicts where conflict.change != .insert {
+                #expect(touched[key(.delete, conflict.entityName, conflict.id)] == nil, "\(conflict)")
+                #expect(touched[key(.update, conflict.entityName, conflict.id)]?.attributes.isEmpty ?? true, "\(conflict)")
+            }
             // Applying twice conflicts instead of doing anything twice.
             let again = try doc.inverted().apply(to: c)
             #expect(again.applied == 0 || doc.isEmpty)
