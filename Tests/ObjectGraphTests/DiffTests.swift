@@ -585,6 +585,49 @@ extension DiffTests {
             #expect(try store.read { try $0.first("Programme", where: .compare("title", .equal, s("Launch")))?["note"] } == s("record this"))
         }
 
+        /// A user module: reminders are roots identified through the programme they refer to
+        /// (nullify). Deleting a channel nullifies its programmes' reminders, which must not stop
+        /// the reminders' own deletes from finding them.
+        @Test func userModuleRootsIdentifiedThroughAReference() throws {
+            let reminders = ModelModule("reminders", entities: [
+                EntityDescription("Reminder", identifier: ["programme"], attributes: [
+                    AttributeDescription("minutesBefore", .integer),
+                ], relationships: [
+                    .toOne("programme", "Programme", inverse: "reminders", deleteRule: .nullify),
+                ]),
+                .placeholder("Programme", relationships: [
+                    .toMany("reminders", "Reminder", inverse: "programme", deleteRule: .nullify),
+                ]),
+            ])
+            let model = try TVModelMirror.model(userModules: [reminders])
+            func remind(_ store: Store, _ titles: [String: Int]) throws {
+                try store.write { (c: ObjectContext) throws in
+                    for (title, minutes) in titles {
+                        let p = try #require(try c.first("Programme", where: .compare("title", .equal, s(title))))
+                        try c.insert("Reminder", ["minutesBefore": .integer(Int64(minutes))], related: ["programme": p.id])
+                    }
+                }
+            }
+            let a = try Store.inMemory(model: model), b = try Store.inMemory(model: model), c = try Store.inMemory(model: model)
+            for (store, guide, titles) in [(a, Self.before, ["Gone": 5, "Film": 10]), (b, Self.after, ["Launch": 15, "Film": 20]),
+                                           (c, Self.before, ["Gone": 5, "Film": 10])] {
+                try Self.fill(store, channels: guide.0, programmes: guide.1)
+                try remind(store, titles)
+            }
+            let diff = try GraphDiff(model: model)
+            #expect(diff.rootEntityNames == ["Channel", "Reminder"])
+            let doc = try roundTrip(try diff.diff(from: a, to: b))
+            #expect(doc.changes.filter { $0.entityName == "Reminder" }.map { "\($0.change.rawValue) \($0.canonicalID)" } == [
+                "update bbc1.uk,2026-11-22T20:30:00Z,0", "insert new.tv,2026-11-22T21:00:00Z,0", "delete old.tv,2026-11-22T20:00:00Z,0",
+            ])
+            let report = try doc.apply(to: c)
+            #expect(report.conflicts.isEmpty, "\(report.conflicts)")
+            #expect(try diff.diff(from: c, to: b).isEmpty)
+            let back = try doc.inverted().apply(to: c)
+            #expect(back.conflicts.isEmpty, "\(back.conflicts)")
+            #expect(try diff.diff(from: c, to: a).isEmpty)
+        }
+
         /// A guide of some size, randomly edited: diff, apply, undo; and the time it takes.
         @Test func randomGuideRoundTrip() throws {
             var rng = SplitMix64(seed: 2026)

@@ -205,6 +205,9 @@ final class Applier {
     }
     /// Update and delete nodes whose check failed: skipped by the later passes.
     private var refused = Set<NodeKey>()
+    /// The objects the delete nodes found before anything changed. Deletes use these: deleting
+    /// one object may nullify a reference that another object's identifier goes through.
+    private var deleteTargets: [NodeKey: ObjectID] = [:]
 
     /// Checks every update and delete against the store before anything changes, so that the
     /// document's old state is compared with the store's current state, not with a half-applied
@@ -220,7 +223,8 @@ final class Applier {
         case .delete:
             guard let id = try resolve(node.reference) else { return refuse("no such object") }
             guard try belongs(id, to: owner, via: via) else { return refuse("the object belongs to another owner") }
-            if let (key, reason) = try deleteMismatch(node, id) { refuse(reason, key: key) }
+            if let (key, reason) = try deleteMismatch(node, id) { return refuse(reason, key: key) }
+            deleteTargets[NodeKey(node)] = id
         case .update:
             guard let entity = model.entity(node.entityName) else { return refuse("unknown entity") }
             guard let id = try resolve(node.reference), try belongs(id, to: owner, via: via),
@@ -241,7 +245,9 @@ final class Applier {
             return
         case .delete:
             if refused.contains(NodeKey(node)) { return }
-            guard let id = try resolve(node.reference) else { return conflict(node, "no such object") }
+            guard let id = deleteTargets[NodeKey(node)], try context.object(id, keys: []) != nil else {
+                return conflict(node, "no such object")
+            }
             do {
                 try context.delete(id)
             } catch let error as ObjectGraphError {
