@@ -588,7 +588,7 @@ extension DiffTests {
         /// A user module: reminders are roots identified through the programme they refer to
         /// (nullify). Deleting a channel nullifies its programmes' reminders, which must not stop
         /// the reminders' own deletes from finding them.
-        @Test func userModuleRootsIdentifiedThroughAReference() throws {
+        @Test(arguments: [false, true]) func userModuleRootsIdentifiedThroughAReference(userModuleFirst: Bool) throws {
             let reminders = ModelModule("reminders", entities: [
                 EntityDescription("Reminder", identifier: ["programme"], attributes: [
                     AttributeDescription("minutesBefore", .integer),
@@ -599,7 +599,10 @@ extension DiffTests {
                     .toMany("reminders", "Reminder", inverse: "programme", deleteRule: .nullify),
                 ]),
             ])
-            let model = try TVModelMirror.model(userModules: [reminders])
+            // Merged first, the user module's Reminder becomes the first root: its inserts refer to
+            // programmes that are inserted after it.
+            let model = userModuleFirst ? try ObjectModel(merging: [reminders] + TVModelMirror.builtInModules)
+                                        : try TVModelMirror.model(userModules: [reminders])
             func remind(_ store: Store, _ titles: [String: Int]) throws {
                 try store.write { (c: ObjectContext) throws in
                     for (title, minutes) in titles {
@@ -615,7 +618,7 @@ extension DiffTests {
                 try remind(store, titles)
             }
             let diff = try GraphDiff(model: model)
-            #expect(diff.rootEntityNames == ["Channel", "Reminder"])
+            #expect(diff.rootEntityNames == (userModuleFirst ? ["Reminder", "Channel"] : ["Channel", "Reminder"]))
             let doc = try roundTrip(try diff.diff(from: a, to: b))
             #expect(doc.changes.filter { $0.entityName == "Reminder" }.map { "\($0.change.rawValue) \($0.canonicalID)" } == [
                 "update bbc1.uk,2026-11-22T20:30:00Z,0", "insert new.tv,2026-11-22T21:00:00Z,0", "delete old.tv,2026-11-22T20:00:00Z,0",

@@ -62,6 +62,7 @@ extension ChangeDocument {
         try context.processPendingChanges()
         applier.forgetResolutions()
         for change in changes { try applier.upserts(change, owner: nil, via: nil) }
+        try applier.retryDeferredInserts()
         try applier.setReferences()
         return ApplyReport(applied: applier.applied, conflicts: applier.conflicts)
     }
@@ -300,6 +301,26 @@ final class Applier {
         }
     }
 
+    /// Inserts whose identifier refers to an object not inserted yet (a root entity ordered
+    /// before the one it refers to): retried after the pass, while that makes progress.
+    private var deferredInserts: [(node: ObjectDiff, owner: ObjectID?, via: Relationship?)] = []
+    private var deferring = true
+
+    func retryDeferredInserts() throws {
+        while !deferredInserts.isEmpty {
+            let batch = deferredInserts
+            deferredInserts = []
+            for (node, owner, via) in batch { try insert(node, owner: owner, via: via) }
+            if deferredInserts.count == batch.count {
+                // No progress: the last round reports them as conflicts.
+                deferring = false
+                let last = deferredInserts
+                deferredInserts = []
+                for (node, owner, via) in last { try insert(node, owner: owner, via: via) }
+            }
+        }
+    }
+
     private func insert(_ node: ObjectDiff, owner: ObjectID?, via: Relationship?) throws {
         guard let entity = model.entity(node.entityName) else { return conflict(node, "unknown entity") }
         if try resolve(node.reference) != nil { return conflict(node, "the object already exists") }
@@ -320,7 +341,10 @@ final class Applier {
             if entity.identifier.contains(key) {
                 // Part of the identity: must exist now.
                 guard let target = rel.added.first else { continue }
-                guard let id = try resolve(target) else { return conflict(node, "\(key) refers to \(target), which does not exist", key: key) }
+                guard let id = try resolve(target) else {
+                    if deferring { deferredInserts.append((node, owner, via)); return }
+                    return conflict(node, "\(key) refers to \(target), which does not exist", key: key)
+                }
                 related[key] = id
             } else if !rel.added.isEmpty {
                 later.append((key, rel.added.first))
