@@ -43,7 +43,10 @@ extension ChangeDocument {
     /// - Then inserts (creating owned members, resolving to-one references by identifier) and
     ///   updates.
     /// - References are set last, once every inserted object exists.
-    /// Anything that does not match becomes a `Conflict` and that object is left untouched.
+    /// Anything that does not match becomes a `Conflict` and that object is left untouched; the
+    /// owned members of a conflicting update are checked and applied on their own. A conflict
+    /// never aborts the transaction; an error (a model mismatch, a malformed identifier, SQLite)
+    /// rolls it all back.
     public func apply(to store: Store, dryRun: Bool = false) throws -> ApplyReport {
         guard model == store.fingerprint else { throw DiffError.modelMismatch(expected: model, found: store.fingerprint) }
         return try store.write(dryRun: dryRun) { context in try apply(in: context) }.result
