@@ -1,0 +1,162 @@
+import Foundation
+
+/// An attribute value or identifier component as it travels in a change document.
+///
+/// JSON keeps the common types native (`null`, strings, integers, booleans) and tags the ones JSON
+/// cannot tell apart: `{"double": 1.5}`, `{"date": "2026-11-22T03:00:00Z"}`, `{"data": "<base64>"}`.
+/// Values are compared exactly like `Value` (strings by UTF-8 bytes). When a document is applied,
+/// each value is coerced to the attribute type the model declares, so a hand-written `1` for a
+/// double attribute still works.
+public struct DiffValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    public var value: Value
+
+    public init(_ value: Value) { self.value = value }
+
+    public static let null = DiffValue(.null)
+    public var isNull: Bool { value.isNull }
+    public var description: String { value.description }
+
+    private enum Tag: String, CodingKey { case double, date, data }
+
+    public init(from decoder: any Decoder) throws {
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() { value = .null; return }
+        if let b = try? single.decode(Bool.self) { value = .bool(b); return }
+        if let i = try? single.decode(Int64.self) { value = .integer(i); return }
+        if let s = try? single.decode(String.self) { value = .string(s); return }
+        if let d = try? single.decode(Double.self) { value = .double(d); return }
+        let tagged = try decoder.container(keyedBy: Tag.self)
+        if tagged.contains(.double) {
+            if let d = try? tagged.decode(Double.self, forKey: .double) { value = .double(d); return }
+            switch try tagged.decode(String.self, forKey: .double) {
+            case "nan": value = .double(.nan)
+            case "inf": value = .double(.infinity)
+            case "-inf": value = .double(-.infinity)
+            case let other:
+                throw DecodingError.dataCorruptedError(forKey: .double, in: tagged, debugDescription: "not a double: \(other)")
+            }
+            return
+        }
+        if tagged.contains(.date) {
+            if let seconds = try? tagged.decode(Int64.self, forKey: .date) { value = .date(seconds); return }
+            let text = try tagged.decode(String.self, forKey: .date)
+            guard let seconds = UTCTime.parseISO8601(text) else {
+                throw DecodingError.dataCorruptedError(forKey: .date, in: tagged,
+                                                       debugDescription: "expected YYYY-MM-DDTHH:MM:SSZ, got '\(text)'")
+            }
+            value = .date(seconds)
+            return
+        }
+        if tagged.contains(.data) {
+            let text = try tagged.decode(String.self, forKey: .data)
+            guard let data = Data(base64Encoded: text) else {
+                throw DecodingError.dataCorruptedError(forKey: .data, in: tagged, debugDescription: "not base64")
+            }
+            value = .data([UInt8](data))
+            return
+        }
+        throw DecodingError.dataCorruptedError(in: single, debugDescription: "expected a value: null, string, integer, boolean, or {double|date|data: ...}")
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        switch value {
+        case .null:
+            var c = encoder.singleValueContainer(); try c.encodeNil()
+        case .string(let s):
+            var c = encoder.singleValueContainer(); try c.encode(s)
+        case .integer(let i):
+            var c = encoder.singleValueContainer(); try c.encode(i)
+        case .bool(let b):
+            var c = encoder.singleValueContainer(); try c.encode(b)
+        case .double(let d):
+            var c = encoder.container(keyedBy: Tag.self)
+            if d.isNaN { try c.encode("nan", forKey: .double) }
+            else if d.isInfinite { try c.encode(d > 0 ? "inf" : "-inf", forKey: .double) }
+            else { try c.encode(d, forKey: .double) }
+        case .date(let s):
+            var c = encoder.container(keyedBy: Tag.self)
+            if s >= UTCTime.seconds(year: 0, month: 1, day: 1), s < UTCTime.seconds(year: 10000, month: 1, day: 1) {
+                try c.encode(UTCTime.iso8601(s), forKey: .date)
+            } else {
+                try c.encode(s, forKey: .date)
+            }
+        case .data(let d):
+            var c = encoder.container(keyedBy: Tag.self)
+            try c.encode(Data(d).base64EncodedString(), forKey: .data)
+        }
+    }
+
+    /// The value as an attribute of `type` holds it (JSON loses the difference between an integer
+    /// and a whole double, a bool written as 0/1, a date written as seconds).
+    public func coerced(to type: AttributeType) -> Value {
+        switch (value, type) {
+        case let (.integer(i), .double): .double(Double(i))
+        case let (.integer(i), .bool): .bool(i != 0)
+        case let (.integer(i), .date): .date(i)
+        case let (.bool(b), .integer): .integer(b ? 1 : 0)
+        case let (.double(d), .integer) where d == d.rounded() && abs(d) < 9.2e18: .integer(Int64(d))
+        case let (.date(s), .integer): .integer(s)
+        case let (.string(s), .date): UTCTime.parseISO8601(s).map(Value.date) ?? value
+        default: value
+        }
+    }
+
+    /// Text of one identifier component in a canonical id: `%` and `,` are percent-escaped so that
+    /// components joined by `,` stay unambiguous; null is `%00`.
+    var canonicalText: String {
+        switch value {
+        case .null: return "%00"
+        case .string(let s):
+            var out = ""
+            for c in s.unicodeScalars {
+                switch c {
+                case "%": out += "%25"
+                case ",": out += "%2C"
+                default: out.unicodeScalars.append(c)
+                }
+            }
+            return out
+        case .data(let d): return d.map(hexByte).joined()
+        default: return value.description
+        }
+    }
+}
+
+/// One component of an object's identifier: an identifier attribute's value, with to-one keys
+/// rendered through the related object's own identifier (so never a row id).
+public typealias IdentifierComponent = DiffValue
+
+/// The canonical text of an identifier: components joined by `,` (see `DiffValue.canonicalText`).
+public func canonicalIdentifier(_ id: [IdentifierComponent]) -> String {
+    id.map(\.canonicalText).joined(separator: ",")
+}
+
+/// Lexicographic order of identifiers by `Value.compare` (SQLite's ORDER BY order).
+func compareIdentifiers(_ a: [DiffValue], _ b: [DiffValue]) -> Int {
+    for (x, y) in zip(a, b) {
+        let c = Value.compare(x.value, y.value)
+        if c != 0 { return c }
+    }
+    return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+}
+
+extension UTCTime {
+    /// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`, the form `iso8601(_:)` writes.
+    public static func parseISO8601(_ text: String) -> Int64? {
+        let b = Array(text.utf8)
+        guard b.count == 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z") else { return nil }
+        func number(_ from: Int, _ count: Int) -> Int? {
+            var n = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                n = n * 10 + Int(b[i] - 48)
+            }
+            return n
+        }
+        guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2),
+              let mi = number(14, 2), let s = number(17, 2),
+              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
+        return seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+
+/// The old and new value of one attribute; an absent value is `null`.
+public struct AttributeChange: Sendable, Codable, Equatable, Hashable {
+    public var old: DiffValue
+    public var new: DiffValue
+    public init(old: DiffValue, new: DiffValue) {
+        self.old = old
+        self.new = new
+    }
+    public init(old: Value, new: Value) {
+        self.init(old: DiffValue(old), new: DiffValue(new))
+    }
+    public var inverted: AttributeChange { AttributeChange(old: new, new: old) }
+}
+
+/// A reference to an object that is not recursed into: its entity and identifier.
+public struct ObjectReference: Sendable, Codable, Equatable, Hashable, CustomStringConvertible {
+    public var entityName: String
+    public var id: [IdentifierComponent]
+    public init(entityName: String, id: [IdentifierComponent]) {
+        self.entityName = entityName
+        self.id = id
+    }
+    public var description: String { "\(entityName)[\(canonicalIdentifier(id))]" }
+}
+
+/// The change of one relationship of one object.
+///
+/// - An owning (cascade) relationship lists the diffs of its members that changed (`members`),
+///   matched by the destination's identifier; a to-one owning relationship has at most two (the
+///   old member deleted, the new one inserted) or one update.
+/// - A non-owning relationship (nullify, deny) is never recursed: the referenced objects are listed
+///   as `added` and `removed` references. For a to-one, `removed` holds the old reference and
+///   `added` the new one.
+public struct RelationshipDiff: Sendable, Codable, Equatable {
+    public var members: [ObjectDiff]
+    public var added: [ObjectReference]
+    public var removed: [ObjectReference]
+
+    public init(members: [ObjectDiff] = [], added: [ObjectReference] = [], removed: [ObjectReference] = []) {
+        self.members = members
+        self.added = added
+        self.removed = removed
+    }
+
+    public var isEmpty: Bool { members.isEmpty && added.isEmpty && removed.isEmpty }
+
+    public var inverted: RelationshipDiff {
+        RelationshipDiff(members: members.map(\.inverted), added: removed, removed: added)
+    }
+
+    private enum CodingKeys: String, CodingKey { case members, added, removed }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        members = try c.decodeIfPresent([ObjectDiff].self, forKey: .members) ?? []
+        added = try c.decodeIfPresent([ObjectReference].self, forKey: .added) ?? []
+        removed = try c.decodeIfPresent([ObjectReference].self, forKey: .removed) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        if !members.isEmpty { try c.encode(members, forKey: .members) }
+        if !added.isEmpty { try c.encode(added, forKey: .added) }
+        if !removed.isEmpty { try c.encode(removed, forKey: .removed) }
+    }
+}
+
+/// The change of one object (seed 000's diff node), with its owned members' changes nested.
+///
+/// - insert: every attribute whose value is not null (old `null`), every reference as `added`,
+///   every owned member as an insert — enough to create the object elsewhere.
+/// - delete: every attribute whose value is not null (new `null`), every reference as `removed`,
+///   every owned member as a delete — enough to check that what is deleted is what was expected,
+///   and to undo.
+/// - update: only the attributes and references that changed, and the members that changed.
+///
+/// In an insert or a delete, an attribute that the diff compares but the node does not list was
+/// null (as in seed 000, where equal values, NSNull included, are left out).
+public struct ObjectDiff: Sendable, Codable, Equatable {
+    public typealias Kind = ChangeKind
+
+    public var entityName: String
+    public var id: [IdentifierComponent]
+    public var change: Kind
+    public var attributes: [String: AttributeChange]
+    public var relationships: [String: RelationshipDiff]
+
+    public init(entityName: String, id: [IdentifierComponent], change: Kind,
+                attributes: [String: AttributeChange] = [:], relationships: [String: RelationshipDiff] = [:]) {
+        self.entityName = entityName
+        self.id = id
+        self.change = change
+        self.attributes = attributes
+        self.relationships = relationships
+    }
+
+    /// The identifier as one string (components joined by `,`).
+    public var canonicalID: String { canonicalIdentifier(id) }
+    public var reference: ObjectReference { ObjectReference(entityName: entityName, id: id) }
+
+    /// The diff that undoes this one: insert and delete swapped, old and new swapped.
+    public var inverted: ObjectDiff {
+        let kind: Kind = switch change {
+        case .insert: .delete
+        case .delete: .insert
+        case .update: .update
+        }
+        return ObjectDiff(entityName: entityName, id: id, change: kind,
+                          attributes: attributes.mapValues(\.inverted),
+                          relationships: relationships.mapValues(\.inverted))
+    }
+
+    /// How many nodes this diff holds, itself and nested members included.
+    public var objectCount: Int {
+        1 + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.objectCount } }
+    }
+
+    /// Whether this node changes its own object (not only owned members): an insert, a delete, or
+    /// an update of attributes or references.
+    public var changesItself: Bool {
+        change != .update || !attributes.isEmpty || relationships.values.contains { !$0.added.isEmpty || !$0.removed.isEmpty }
+    }
+
+    /// How many objects this diff changes, nested members included (what `ApplyReport.applied`
+    /// counts when everything applies).
+    public var changedObjectCount: Int {
+        (changesItself ? 1 : 0) + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.changedObjectCount } }
+    }
+
+    private enum CodingKeys: String, CodingKey { case entityName, id, change, attributes, relationships }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        entityName = try c.decode(String.self, forKey: .entityName)
+        id = try c.decode([IdentifierComponent].self, forKey: .id)
+        change = try c.decode(Kind.self, forKey: .change)
+        attributes = try c.decodeIfPresent([String: AttributeChange].self, forKey: .attributes) ?? [:]
+        relationships = try c.decodeIfPresent([String: RelationshipDiff].self, forKey: .relationships) ?? [:]
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(entityName, forKey: .entityName)
+        try c.encode(id, forKey: .id)
+        try c.encode(change, forKey: .change)
+        if !attributes.isEmpty { try c.encode(attributes, forKey: .attributes) }
+        if !relationships.isEmpty { try c.encode(relationships, forKey: .relationships) }
+    }
+}
+
+/// A diff between two stores of one model, as a file: `{ "model": fingerprint, "changes": [...] }`.
+/// Changes are the roots' diffs (objects no relationship owns), sorted by identifier within each
+/// root entity; everything owned is nested inside its owner.
+public struct ChangeDocument: Sendable, Codable, Equatable {
+    /// The fingerprint of the model's schema (`Store.fingerprint`): a document only applies to a
+    /// store of the same model.
+    public var model: String
+    /// The caller's exclusions the diff was made with ("Entity.key", sorted); apply uses them too,
+    /// so that a delete's check of the subtree ignores what the diff ignored.
+    public var excluded: [String]
+    public var changes: [ObjectDiff]
+
+    public init(model: String, excluded: [String] = [], changes: [ObjectDiff]) {
+        self.model = model
+        self.excluded = excluded.sorted()
+        self.changes = changes
+    }
+
+    private enum CodingKeys: String, CodingKey { case model, excluded, changes }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        model = try c.decode(String.self, forKey: .model)
+        excluded = try c.decodeIfPresent([String].self, forKey: .excluded) ?? []
+        changes = try c.decode([ObjectDiff].self, forKey: .changes)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(model, forKey: .model)
+        if !excluded.isEmpty { try c.encode(excluded, forKey: .excluded) }
+        try c.encode(changes, forKey: .changes)
+    }
+
+    public var isEmpty: Bool { changes.isEmpty }
+
+    /// The document that undoes this one: `apply(diff(a, b).inverted(), to: b)` gives back `a`.
+    public func inverted() -> ChangeDocument {
+        ChangeDocument(model: model, excluded: excluded, changes: changes.map(\.inverted))
+    }
+
+    /// Nodes, nested members included.
+    public var objectCount: Int { changes.reduce(0) { $0 + $1.objectCount } }
+    /// Objects changed, nested members included (an update that only holds members' changes does
+    /// not count).
+    public var changedObjectCount: Int { changes.reduce(0) { $0 + $1.changedObjectCount } }
+
+    /// Pretty, key-sorted JSON (stable from run to run, so change files diff well).
+    public func jsonData(pretty: Bool = true) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+
+    public init(jsonData: Data) throws {
+        self = try JSONDecoder().decode(ChangeDocument.self, from: jsonData)
+    }
+}
+
+extension ChangeDocument {
+    /// Writes the document as pretty JSON, atomically (a change file is whole or absent).
+    public func write(toFile path: String) throws {
+        try jsonData().write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Reads a change file.
+    public init(contentsOfFile path: String) throws {
+        try self.init(jsonData: Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    /// Objects inserted, updated and deleted per entity (nested members included; an update that
+    /// only carries members' changes does not count): for a one-line report.
+    public var counts: ChangeSummary {
+        var summary = ChangeSummary()
+        func visit(_ node: ObjectDiff) {
+            if node.changesItself {
+                switch node.change {
+                case .insert: summary.counts[node.entityName, default: EntityCounts()].inserted += 1
+                case .update: summary.counts[node.entityName, default: EntityCounts()].updated += 1
+                case .delete: summary.counts[node.entityName, default: EntityCounts()].deleted += 1
+                }
+            }
+            for rel in node.relationships.values { rel.members.forEach(visit) }
+        }
+        changes.forEach(visit)
+        return summary
+    }
+}
+
+/// `inverted(diff)` as a free function, as the design writes it.
+public func inverted(_ document: ChangeDocument) -> ChangeDocument { document.inverted() }

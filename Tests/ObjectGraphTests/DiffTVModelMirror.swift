@@ -1,0 +1,132 @@
+// A verbatim copy of Sources/Listings/TVModel.swift (the ObjectGraphTests target cannot import
+// Listings): the real tvimport model, for the diff tests. Keep in step with the original.
+import ObjectGraph
+
+/// The tvimport entity model: the merge of its modules (seed 004).
+///
+/// - `listings`: what comes from XMLTV feeds. Only these attributes are ever written by an import
+///   (each entity's `overwrite` list is its whitelist on update).
+/// - `local`: what only users set (`tvimport edit`), through placeholders of listings' entities.
+/// - `feeds`: the bookkeeping the iCalendar exporter needs (when a programme's exported content
+///   last changed, its SEQUENCE), also through placeholders.
+/// Users may add modules of their own from the config file.
+enum TVModelMirror {
+    /// Attributes of Programme that come from the feed, in mapping order (see `ProgrammeMapper`).
+    static let programmeFeedAttributes: [AttributeDescription] = [
+        .init("start", .date, optional: false),
+        .init("clumpIndex", .integer, optional: false, default: .integer(0)),
+        .init("stop", .date),
+        .init("clumpCount", .integer, optional: false, default: .integer(1)),
+        .init("title", .string),
+        .init("subTitle", .string),
+        .init("desc", .string),
+        .init("otherLanguages", .string),      // titles, sub-titles, descs in further languages, "lang\ttext" lines
+        .init("date", .string),
+        .init("keywords", .string),
+        .init("language", .string),
+        .init("originalLanguage", .string),
+        .init("length", .integer),             // seconds
+        .init("icon", .string),
+        .init("url", .string),
+        .init("country", .string),
+        .init("episodeNum", .string),          // every system, "system=raw" lines
+        .init("season", .integer),             // one-based
+        .init("seasonCount", .integer),
+        .init("episode", .integer),            // one-based
+        .init("episodeCount", .integer),
+        .init("part", .integer),
+        .init("partCount", .integer),
+        .init("video", .string),
+        .init("audio", .string),
+        .init("previouslyShown", .bool, optional: false, default: .bool(false)),
+        .init("previouslyShownStart", .string),
+        .init("premiere", .bool, optional: false, default: .bool(false)),
+        .init("lastChance", .bool, optional: false, default: .bool(false)),
+        .init("isNew", .bool, optional: false, default: .bool(false)),
+        .init("subtitles", .string),
+        .init("rating", .string),              // "system=value" lines
+        .init("starRating", .string),
+    ]
+
+    static let channelFeedAttributes: [AttributeDescription] = [
+        .init("xmltvId", .string, optional: false),
+        .init("displayName", .string),
+        .init("otherNames", .string),
+        .init("icon", .string),
+        .init("url", .string),
+    ]
+
+    static let listings = ModelModule("listings", entities: [
+        EntityDescription(
+            "Channel", identifier: ["xmltvId"],
+            overwritable: ["displayName", "otherNames", "icon", "url"],
+            attributes: channelFeedAttributes + [
+                .init("source", .string),
+                // Denormalised aggregates kept by an observer (seed 002's booksCount).
+                .init("programmeCount", .integer, optional: false, default: .integer(0), userInfo: [UserInfoKey.diff: "exclude"]),
+                .init("programmesChangedAt", .date, userInfo: [UserInfoKey.diff: "exclude"]),
+            ],
+            relationships: [.toMany("programmes", "Programme", inverse: "channel", deleteRule: .cascade)]),
+        EntityDescription(
+            "Programme", identifier: ["channel", "start", "clumpIndex"],
+            overwritable: programmeFeedAttributes.map(\.name).filter { $0 != "start" && $0 != "clumpIndex" } + ["credits", "categories"],
+            attributes: programmeFeedAttributes + [
+                .init("source", .string),
+                .init("contentHash", .integer, userInfo: [UserInfoKey.diff: "exclude"]),
+            ],
+            relationships: [
+                .toOne("channel", "Channel", inverse: "programmes", deleteRule: .nullify, optional: false),
+                .toMany("credits", "Credit", inverse: "programme", deleteRule: .cascade),
+                .toMany("categories", "Category", inverse: "programme", deleteRule: .cascade),
+            ],
+            userInfo: ["hash": "contentHash"]),
+        EntityDescription(
+            "Credit", identifier: ["programme", "role", "name"],
+            overwritable: ["character", "isGuest", "position"],
+            attributes: [
+                .init("role", .string, optional: false),
+                .init("name", .string, optional: false),
+                .init("character", .string),
+                .init("isGuest", .bool, optional: false, default: .bool(false)),
+                .init("position", .integer, optional: false, default: .integer(0)),
+            ],
+            relationships: [.toOne("programme", "Programme", inverse: "credits", deleteRule: .nullify, optional: false)]),
+        EntityDescription(
+            "Category", identifier: ["programme", "name", "lang"],
+            overwritable: ["position"],
+            attributes: [
+                .init("name", .string, optional: false),
+                .init("lang", .string, optional: false, default: .string("")),
+                .init("position", .integer, optional: false, default: .integer(0)),
+            ],
+            relationships: [.toOne("programme", "Programme", inverse: "categories", deleteRule: .nullify, optional: false)]),
+    ])
+
+    static let local = ModelModule("local", entities: [
+        .placeholder("Channel", attributes: [
+            .init("hidden", .bool, optional: false, default: .bool(false)),
+            .init("customName", .string),
+            .init("color", .string),
+            .init("favourite", .bool, optional: false, default: .bool(false)),
+        ]),
+        .placeholder("Programme", attributes: [
+            .init("note", .string),
+            .init("reminder", .bool, optional: false, default: .bool(false)),
+        ]),
+    ])
+
+    static let feeds = ModelModule("feeds", entities: [
+        .placeholder("Programme", attributes: [
+            .init("changedAt", .date, userInfo: [UserInfoKey.diff: "exclude"]),
+            .init("sequence", .integer, optional: false, default: .integer(0), userInfo: [UserInfoKey.diff: "exclude"]),
+        ]),
+    ])
+
+    /// The built-in modules, in merge order.
+    static let builtInModules = [listings, local, feeds]
+
+    /// The merged model, with any user modules from the config.
+    static func model(userModules: [ModelModule] = []) throws(ModelError) -> ObjectModel {
+        try ObjectModel(merging: builtInModules + userModules)
+    }
+}
