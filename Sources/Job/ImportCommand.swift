@@ -38,6 +38,7 @@ public struct ImportJob {
         options.programmeInsertValues = ["changedAt": .date(started)]
         var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
+        let before = dryRun ? nil : try ChangeFiles.takeBefore(of: store)
         do {
             let r = try importGuide(into: store, files: files, options: options, dryRun: dryRun)
             let changed = r.channels.inserted + r.channels.updated + r.channels.deleted
@@ -47,13 +48,17 @@ public struct ImportJob {
             status = .dataError
             report.sources.append(.init(name: sourceName, status: "failed", error: "\(error)", report: nil))
         }
+        var changeFile: String?
+        if let before, report.sources.contains(where: { $0.status == "applied" }) {
+            changeFile = try? ChangeFiles(database: database).record(before: before, after: store, runID: ChangeFiles.runID(started))
+        }
         if !dryRun {
             try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }.joined(separator: "; "))
         }
         let output = try store.read { context in
             json ? report.json(model: model, context: context)
-                 : report.text(showChanges: dryRun || verbose, context: context)
+                 : report.text(showChanges: dryRun || verbose, context: context) + (changeFile.map { "\nchanges: \($0)" } ?? "")
         }
         return (output, status)
     }

@@ -29,6 +29,10 @@ public struct JobConfig: Sendable {
     public var pastHours = 24
     public var refreshHours = 12
     public var sources: [Source] = []
+    /// Where change files go (`changes/` beside the database), and whether to write them.
+    public var changes: String?
+    public var changeFiles = true
+    public var changesDirectory: String { changes ?? ChangeFiles(database: database).directory }
     /// How downloads behave (retries, timeouts, size limit).
     public var fetchPolicy = FetchPolicy()
     public var filteredFeeds: [FilteredFeed] = []
@@ -53,6 +57,18 @@ public struct JobConfig: Sendable {
         config.filteredFeeds = [FilteredFeed(name: "news", title: "All the news", titlePattern: "\\bnews\\b")]
         config.applyEnvironment()
         return config
+    }
+
+    /// The feed exporter this configuration describes.
+    public func exporter(store: Store, now: Int64) -> FeedExporter {
+        var options = ExportOptions(outputDirectory: output)
+        options.uidDomain = uidDomain
+        options.baseURL = baseURL
+        options.pastWindow = Int64(pastHours) * 3600
+        options.refreshInterval = refreshHours * 3600
+        options.filteredFeeds = filteredFeeds
+        options.now = now
+        return FeedExporter(store: store, options: options)
     }
 
     /// A file of the resource bundle beside the executable. (`Bundle.module` would crash the
@@ -140,7 +156,7 @@ struct ConfigReader {
 
     mutating func read(_ root: Any) throws -> JobConfig {
         let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare",
-                                               "sources", "feeds", "whitelists", "modules", "fetch"])
+                                               "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
         if let v = try string(d["output"], "output") { c.output = v }
@@ -185,6 +201,8 @@ struct ConfigReader {
                                                     channels: try strings(id["channels"], key + ".channels")))
             }
         }
+        c.changes = try string(d["changes"], "changes")
+        if let v = try bool(d["changeFiles"], "changeFiles") { c.changeFiles = v }
         if let f = d["fetch"] {
             let fd = try object(f, "fetch", allowed: ["retries", "maxBytes", "connectTimeout", "lowSpeedTime", "totalBudget", "userAgent"])
             if let v = try number(fd["retries"], "fetch.retries") { c.fetchPolicy.retries = max(0, Int(v)) }

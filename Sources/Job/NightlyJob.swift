@@ -30,8 +30,14 @@ public struct NightlyJob {
         var status = ExitStatus.success
         var touched = false
 
+        // The database as it was before the first change: the change file's "before" side. Taken
+        // only when a source has something to import, so a night of 304s costs nothing.
+        var before: ChangeFiles.Before?
+        let takeBefore = { () throws -> Void in
+            if before == nil && !dryRun && config.changeFiles { before = try ChangeFiles.takeBefore(of: store) }
+        }
         for source in config.sources {
-            let outcome = runSource(source, store: store)
+            let outcome = runSource(source, store: store, beforeImport: takeBefore)
             if outcome.status == "failed", status == .success { status = outcome.exitStatus }
             if outcome.status == "applied" { touched = true }
             report.sources.append(outcome.report)
@@ -39,23 +45,26 @@ public struct NightlyJob {
 
         var pruned = 0
         if config.retentionDays > 0 {
-            pruned = try prune(store)
+            pruned = try prune(store, beforeChange: takeBefore)
             if pruned > 0 { touched = true }
+        }
+        var changeFileLine = ""
+        if let before, touched {
+            do {
+                if let file = try ChangeFiles(directory: config.changesDirectory).record(before: before, after: store, runID: ChangeFiles.runID(now)) {
+                    changeFileLine = "changes: \(file)"
+                }
+            } catch {
+                FileHandle.standardError.write(Data("tvimport: could not write the change file: \(error)\n".utf8))
+            }
         }
 
         var exportLine = ""
         if !dryRun {
             let feedsExist = FileManager.default.fileExists(atPath: config.output + "/index.html")
             if touched || !feedsExist || force {
-                var options = ExportOptions(outputDirectory: config.output)
-                options.uidDomain = config.uidDomain
-                options.baseURL = config.baseURL
-                options.pastWindow = Int64(config.pastHours) * 3600
-                options.refreshInterval = config.refreshHours * 3600
-                options.filteredFeeds = config.filteredFeeds
-                options.now = now
                 do {
-                    let exported = try FeedExporter(store: store, options: options).export()
+                    let exported = try config.exporter(store: store, now: now).export()
                     exportLine = "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged in \(config.output)/ (open \(config.output)/index.html)"
                 } catch {
                     if status == .success { status = .cannotCreate }
@@ -78,6 +87,7 @@ public struct NightlyJob {
             var text = report.text(showChanges: dryRun || verbose, context: context)
             if pruned > 0 { text += "\nretention: \(pruned) programmes that ended more than \(config.retentionDays) days ago \(dryRun ? "would be" : "were") pruned" }
             if !exportLine.isEmpty { text += "\n" + exportLine }
+            if !changeFileLine.isEmpty { text += "\n" + changeFileLine }
             return text
         }
         return (output, status)
@@ -90,7 +100,7 @@ public struct NightlyJob {
     }
 
     /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
-    func runSource(_ source: JobConfig.Source, store: Store) -> SourceOutcome {
+    func runSource(_ source: JobConfig.Source, store: Store, beforeImport: () throws -> Void) -> SourceOutcome {
         func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
             SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
         }
@@ -134,6 +144,7 @@ public struct NightlyJob {
                                     now: now)
         options.programmeInsertValues = ["changedAt": .date(now)]
         do {
+            try beforeImport()
             let r = try importGuide(into: store, files: [file], options: options, dryRun: dryRun, overwritable: config.whitelists)
             if !dryRun, let d = download {
                 // Only now is this download the last good one: keep it and its validators.
@@ -156,8 +167,11 @@ public struct NightlyJob {
     }
 
     /// Deletes programmes that ended longer ago than the retention (reported as pruned).
-    func prune(_ store: Store) throws -> Int {
+    func prune(_ store: Store, beforeChange: () throws -> Void) throws -> Int {
         let cutoff = now - Int64(config.retentionDays) * 86400
+        let count = try store.read { try $0.count("Programme", where: .compare("stop", .less, .date(cutoff))) }
+        guard count > 0 else { return 0 }
+        try beforeChange()
         return try store.write(dryRun: dryRun) { context -> Int in
             let old = try context.fetchAll("Programme", where: .and([.compare("stop", .less, .date(cutoff))]), keys: [])
             for p in old { try context.delete(p.id) }

@@ -13,7 +13,7 @@ public enum TVModel {
     public static let programmeFeedAttributes: [AttributeDescription] = [
         .init("start", .date, optional: false),
         .init("clumpIndex", .integer, optional: false, default: .integer(0)),
-        .init("stop", .date),
+        .init("stop", .date, userInfo: [UserInfoKey.index: "true"]),   // retention prunes by stop
         .init("clumpCount", .integer, optional: false, default: .integer(1)),
         .init("title", .string),
         .init("subTitle", .string),

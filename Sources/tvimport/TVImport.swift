@@ -19,7 +19,7 @@ struct TVImport: ParsableCommand {
               tvimport --dry-run             # what tonight's run would change; touches nothing
               tvimport import --db tv.sqlite guide.xml.gz
             """,
-        subcommands: [Run.self, Import.self, Edit.self, Status.self, Model.self],
+        subcommands: [Run.self, Import.self, Export.self, Edit.self, Status.self, Model.self, Apply.self, Undo.self],
         defaultSubcommand: Run.self)
 }
 
@@ -152,5 +152,51 @@ struct Run: ParsableCommand {
             job.verbose = verbose
             return try job.run()
         }
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "(Re)write the iCalendar feeds and index.html from the database.",
+        discussion: "Unchanged feeds keep their bytes and mtime.\n\nExample:\n  tvimport export --db tv.sqlite --out /var/www/tv --config /etc/tvimport/config.json")
+
+    @Option(help: "The SQLite database.") var db: String
+    @Option(help: "The output directory.") var out: String
+    @Option(help: "A config file for filtered feeds, base URL and windows.") var config: String?
+
+    func run() throws {
+        finish { try ExportCommand.run(database: db, output: out, configPath: config) }
+    }
+}
+
+struct Apply: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply a change file (from changes/ of another database) to this database.",
+        discussion: """
+            An object whose current values differ from the file's old values is a conflict: it is
+            reported and left untouched (exit 65).
+
+            Example:
+              tvimport apply --db mirror.sqlite changes/20261122T030000Z.json
+            """)
+
+    @Option(help: "The database to change.") var db: String
+    @Flag(help: "Report what would be applied; change nothing.") var dryRun = false
+    @Argument(help: "The change file.") var file: String
+
+    func run() throws {
+        finish { try ApplyCommand.apply(database: db, file: file, dryRun: dryRun) }
+    }
+}
+
+struct Undo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Revert the last import by applying the inverse of its change file.",
+        discussion: "Objects changed since (by a later import or an edit) are conflicts and stay as they are.\n\nExample:\n  tvimport undo --db tv.sqlite")
+
+    @Option(help: "The database.") var db: String
+
+    func run() throws {
+        finish { try ApplyCommand.undo(database: db) }
     }
 }

@@ -106,6 +106,8 @@ public enum UserInfoKey {
     public static let identifier = "id"
     public static let overwrite = "overwrite"
     public static let placeholder = "placeholder"
+    /// On an attribute: `true` gives it an SQL index (for fetches and deletes by that key).
+    public static let index = "index"
     /// On an attribute or relationship: `exclude` keeps it out of diffs and change reports.
     public static let diff = "diff"
 }

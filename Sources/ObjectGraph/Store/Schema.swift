@@ -27,6 +27,7 @@ struct Schema: Sendable, Hashable {
             for entity in model.tree(of: root) {
                 for a in entity.attributes where seen.insert(a.name).inserted {
                     columns.append(Column(name: a.name, sqlType: a.type.sqlType, defaultValue: a.defaultValue))
+                    if a.userInfo[UserInfoKey.index] == "true" { indexed.append(a.name) }
                 }
                 for r in entity.foreignKeys where seen.insert(r.name).inserted {
                     let destinationRoot = model.entity(r.destination)?.rootName ?? r.destination
@@ -42,7 +43,7 @@ struct Schema: Sendable, Hashable {
     /// A canonical text of everything that decides the on-disk layout.
     var canonicalText: String {
         tables.sorted { $0.name < $1.name }.map { t in
-            "table \(t.name)\(t.hasEntityColumn ? " +entity" : "") unique(\(t.uniqueKeys.joined(separator: ",")))\n"
+            "table \(t.name)\(t.hasEntityColumn ? " +entity" : "") unique(\(t.uniqueKeys.joined(separator: ","))) index(\(t.indexed.joined(separator: ",")))\n"
                 + t.columns.sorted { $0.name < $1.name }.map { "  \($0.name) \($0.sqlType)\($0.references.map { " -> \($0)" } ?? "")\n" }.joined()
         }.joined()
     }

@@ -1,0 +1,134 @@
+import Foundation
+import ObjectGraph
+
+/// The change file of each real run (seed 000's diff of the database before and after), so that
+/// another system can be sent just what changed, and `undo` can revert the last import.
+///
+/// `<changes>/<run-id>.json` holds the `ChangeDocument`; `<run-id>.patch.json` the same as an
+/// RFC 6902 JSON Patch. Run ids sort by time: `20261122T030000Z-001`.
+public struct ChangeFiles {
+    public let directory: String
+
+    public init(directory: String) { self.directory = directory }
+
+    /// `changes/` beside the database.
+    public init(database: String) {
+        let dir = (database as NSString).deletingLastPathComponent
+        directory = (dir.isEmpty ? "." : dir) + "/changes"
+    }
+
+    /// A copy of the database taken before a run changes it: the "before" side of the diff.
+    public final class Before {
+        let store: Store
+        let path: String
+        init(store: Store, path: String) {
+            self.store = store
+            self.path = path
+        }
+        func discard() {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        deinit { discard() }
+    }
+
+    public static func takeBefore(of store: Store) throws -> Before {
+        let path = store.path + ".before-\(getpid())"
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        return Before(store: try store.copy(toPath: path), path: path)
+    }
+
+    /// Diffs `before` with the store now and writes the change file; nil when nothing changed.
+    @discardableResult
+    public func record(before: Before, after store: Store, runID: String) throws -> String? {
+        let document = try GraphDiff(model: store.model).diff(from: before.store, to: store)
+        before.discard()
+        guard !document.isEmpty else { return nil }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // A sequence number keeps two runs of one second apart and in order: a change file is
+        // never overwritten, and names sort by time.
+        var n = 1
+        var name: String { "\(runID)-\(String(format: "%03d", n))" }
+        while FileManager.default.fileExists(atPath: directory + "/\(name).json")
+            || FileManager.default.fileExists(atPath: directory + "/\(name).undone.json") {
+            n += 1
+        }
+        let path = directory + "/\(name).json"
+        try document.write(toFile: path)
+        let patch = try JSONEncoder().encode(document.jsonPatch())
+        try patch.write(to: URL(fileURLWithPath: directory + "/\(name).patch.json"))
+        return path
+    }
+
+    /// The newest change file not undone yet.
+    public func latest() -> String? {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasSuffix(".json") && !$0.hasSuffix(".patch.json") && !$0.hasSuffix(".undone.json") }
+            .sorted().last.map { directory + "/" + $0 }
+    }
+
+    public static func runID(_ time: Int64) -> String {
+        let c = UTCTime.components(time)
+        return String(format: "%04d%02d%02dT%02d%02d%02dZ", c.year, c.month, c.day, c.hour, c.minute, c.second)
+    }
+}
+
+/// `tvimport apply --db OTHER FILE` and `tvimport undo --db FILE`.
+public enum ApplyCommand {
+    public static func apply(database: String, file: String, dryRun: Bool) throws -> (output: String, status: ExitStatus) {
+        let model = try StoreAccess.model(forDatabase: database, userModules: [])
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let lock = try RunLock(path: database + ".lock")
+        defer { lock.release() }
+        let document: ChangeDocument
+        do { document = try ChangeDocument(contentsOfFile: file) } catch {
+            throw JobError(FileManager.default.fileExists(atPath: file) ? .dataError : .noInput, "\(file): \(error)")
+        }
+        return try run(document, on: store, dryRun: dryRun, what: file)
+    }
+
+    public static func undo(database: String) throws -> (output: String, status: ExitStatus) {
+        let model = try StoreAccess.model(forDatabase: database, userModules: [])
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let lock = try RunLock(path: database + ".lock")
+        defer { lock.release() }
+        let files = ChangeFiles(database: database)
+        guard let latest = files.latest() else {
+            throw JobError(.noInput, "no change file to undo in \(files.directory)")
+        }
+        let result = try run(try ChangeDocument(contentsOfFile: latest).inverted(), on: store, dryRun: false, what: "undo of \(latest)")
+        if result.status == .success {
+            try FileManager.default.moveItem(atPath: latest, toPath: latest.replacingOccurrences(of: ".json", with: ".undone.json"))
+        }
+        return result
+    }
+
+    static func run(_ document: ChangeDocument, on store: Store, dryRun: Bool, what: String) throws -> (output: String, status: ExitStatus) {
+        let report: ApplyReport
+        do {
+            report = try document.apply(to: store, dryRun: dryRun)
+        } catch let error as DiffError {
+            throw JobError(.dataError, "\(what): \(error)")
+        }
+        var lines = ["\(what): \(report.applied) change\(report.applied == 1 ? "" : "s") \(dryRun ? "would be " : "")applied, \(report.conflicts.count) conflict\(report.conflicts.count == 1 ? "" : "s")"]
+        lines += report.conflicts.prefix(50).map { "  conflict: \($0)" }
+        if report.conflicts.count > 50 { lines.append("  … and \(report.conflicts.count - 50) more conflicts") }
+        return (lines.joined(separator: "\n"), report.conflicts.isEmpty ? .success : .dataError)
+    }
+}
+
+/// `tvimport export`: (re)writes the feeds from the database.
+public enum ExportCommand {
+    public static func run(database: String, output: String, configPath: String?) throws -> (output: String, status: ExitStatus) {
+        var config = try configPath.map { try JobConfig.load(path: $0) } ?? JobConfig()
+        config.database = database
+        config.output = output
+        let model = try StoreAccess.model(forDatabase: database, userModules: config.modules)
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        do {
+            let report = try config.exporter(store: store, now: Int64(Date().timeIntervalSince1970)).export()
+            return ("feeds: \(report.written.count) written, \(report.unchanged.count) unchanged in \(output)/", .success)
+        } catch {
+            throw JobError(.cannotCreate, "export to \(output) failed: \(error)")
+        }
+    }
+}
