@@ -173,13 +173,13 @@ _tvimport() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    run|import|edit|status|model|help)
+    run|import|export|edit|status|model|apply|undo|help)
         # Offer subcommand argument completions
         "_tvimport_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'run import edit status model help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'run import export edit status model apply undo help' -- "${cur}"))
         ;;
     esac
 }
@@ -220,6 +220,27 @@ _tvimport_import() {
         ;;
     '--format')
         __tvimport_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+}
+
+_tvimport_export() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=(--db --out --config)
+    __tvimport_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
+        return
+        ;;
+    '--out')
+        return
+        ;;
+    '--config')
         return
         ;;
     esac
@@ -273,6 +294,36 @@ _tvimport_model() {
         ;;
     '--format')
         __tvimport_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    esac
+}
+
+_tvimport_apply() {
+    repeating_flags=()
+    non_repeating_flags=(--dry-run -h --help)
+    repeating_options=()
+    non_repeating_options=(--db)
+    __tvimport_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
+        return
+        ;;
+    esac
+}
+
+_tvimport_undo() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=(--db)
+    __tvimport_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
         return
         ;;
     esac

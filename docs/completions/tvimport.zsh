@@ -51,16 +51,19 @@ _tvimport() {
         local -ar subcommands=(
             'run:The nightly job: fetch, parse, merge, export, report (the default command).'
             'import:Merge XMLTV files (plain or gzip) into the database as one source.'
+            'export:(Re)write the iCalendar feeds and index.html from the database.'
             'edit:Set attributes of a stored object (local edits survive imports unless whitelisted).'
             'status:Show what is stored and the last runs.'
             'model:Print the merged entity model: entities, keys, whitelists, delete rules and modules.'
+            'apply:Apply a change file (from changes/ of another database) to this database.'
+            'undo:Revert the last import by applying the inverse of its change file.'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        run|import|edit|status|model|help)
+        run|import|export|edit|status|model|apply|undo|help)
             "_tvimport_${words[1]}" && ret=0
             ;;
         esac
@@ -105,6 +108,19 @@ _tvimport_import() {
     return "${ret}"
 }
 
+_tvimport_export() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The SQLite database.]:db:'
+        '--out[The output directory.]:out:'
+        '--config[A config file for filtered feeds, base URL and windows.]:config:'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
 _tvimport_edit() {
     local -i ret=1
     local -ar arg_specs=(
@@ -138,6 +154,30 @@ _tvimport_model() {
     local -ar arg_specs=(
         '--config[A config file whose modules are added to the built-in ones.]:config:'
         '--format[Output format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_apply() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The database to change.]:db:'
+        '--dry-run[Report what would be applied; change nothing.]'
+        ':file:'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_undo() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The database.]:db:'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
