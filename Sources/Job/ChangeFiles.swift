@@ -37,12 +37,12 @@ public struct ChangeFiles {
         return Before(store: try store.copy(toPath: path), path: path)
     }
 
-    /// Diffs `before` with the store now and writes the change file; nil when nothing changed.
+    /// Diffs `before` with the store now and writes the change file, streaming (one root's
+    /// changes in memory at a time); nil when nothing changed. `channels`, when given, are the
+    /// only channels present on both sides that can have changed (the importer's touched ones).
     @discardableResult
-    public func record(before: Before, after store: Store, runID: String) throws -> String? {
-        let document = try GraphDiff(model: store.model).diff(from: before.store, to: store)
-        before.discard()
-        guard !document.isEmpty else { return nil }
+    public func record(before: Before, after store: Store, runID: String, channels: Set<String>? = nil) throws -> String? {
+        defer { before.discard() }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // A sequence number keeps two runs of one second apart and in order: a change file is
         // never overwritten, and names sort by time.
@@ -52,10 +52,44 @@ public struct ChangeFiles {
             || FileManager.default.fileExists(atPath: directory + "/\(name).undone.json") {
             n += 1
         }
-        let path = directory + "/\(name).json"
-        try document.write(toFile: path)
-        let patch = try JSONEncoder().encode(document.jsonPatch())
-        try patch.write(to: URL(fileURLWithPath: directory + "/\(name).patch.json"))
+        let path = directory + "/\(name).json", patchPath = directory + "/\(name).patch.json"
+        let document = JSONStreamWriter(path: path + ".tmp"), patch = JSONStreamWriter(path: patchPath + ".tmp")
+        let diff = try GraphDiff(model: store.model)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var count = 0
+        do {
+            try document.write(#"{"excluded":[],"model":"# + String(decoding: try encoder.encode(store.fingerprint), as: UTF8.self) + #","changes":["#)
+            try patch.write("[")
+            try before.store.read { old in
+                try store.read { new in
+                    try diff.diff(from: old, to: new, comparing: channels.map { set in
+                        { entity, id in entity != "Channel" || (id.first?.value.stringValue).map(set.contains) ?? true }
+                    }) { change in
+                        try document.write((count == 0 ? "" : ",") + String(decoding: try encoder.encode(change), as: UTF8.self))
+                        for op in ChangeDocument(model: store.fingerprint, changes: [change]).jsonPatch() {
+                            try patch.write((patch.written == 1 ? "" : ",") + String(decoding: try encoder.encode(op), as: UTF8.self))
+                        }
+                        count += 1
+                    }
+                }
+            }
+            try document.write("]}")
+            try patch.write("]")
+            try document.close()
+            try patch.close()
+        } catch {
+            document.discard()
+            patch.discard()
+            throw error
+        }
+        if count == 0 {
+            document.discard()
+            patch.discard()
+            return nil
+        }
+        try FileManager.default.moveItem(atPath: path + ".tmp", toPath: path)
+        try FileManager.default.moveItem(atPath: patchPath + ".tmp", toPath: patchPath)
         return path
     }
 
@@ -130,5 +164,44 @@ public enum ExportCommand {
         } catch {
             throw JobError(.cannotCreate, "export to \(output) failed: \(error)")
         }
+    }
+}
+
+/// Appends text to a file through a buffer, counting writes.
+final class JSONStreamWriter {
+    let path: String
+    private var buffer: [UInt8] = []
+    private var handle: FileHandle?
+    private(set) var written = 0
+
+    init(path: String) { self.path = path }
+
+    func write(_ text: String) throws {
+        if handle == nil {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                throw JobError(.cannotCreate, "cannot write \(path)")
+            }
+            handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        }
+        buffer += text.utf8
+        written += 1
+        if buffer.count > 1 << 20 { try flush() }
+    }
+
+    private func flush() throws {
+        try handle?.write(contentsOf: buffer)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func close() throws {
+        try flush()
+        try handle?.close()
+        handle = nil
+    }
+
+    func discard() {
+        try? handle?.close()
+        handle = nil
+        try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -50,7 +50,9 @@ public struct ImportJob {
         }
         var changeFile: String?
         if let before, report.sources.contains(where: { $0.status == "applied" }) {
-            changeFile = try? ChangeFiles(database: database).record(before: before, after: store, runID: ChangeFiles.runID(started))
+            let touched = report.sources.reduce(into: Set<String>()) { $0.formUnion($1.report?.touchedChannelIDs ?? []) }
+            changeFile = try? ChangeFiles(database: database).record(before: before, after: store, runID: ChangeFiles.runID(started),
+                                                                     channels: touched)
         }
         if !dryRun {
             try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,

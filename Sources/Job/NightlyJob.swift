@@ -44,14 +44,18 @@ public struct NightlyJob {
         }
 
         var pruned = 0
+        var prunedChannels = Set<String>()
         if config.retentionDays > 0 {
-            pruned = try prune(store, beforeChange: takeBefore)
+            (pruned, prunedChannels) = try prune(store, beforeChange: takeBefore)
             if pruned > 0 { touched = true }
         }
         var changeFileLine = ""
         if let before, touched {
             do {
-                if let file = try ChangeFiles(directory: config.changesDirectory).record(before: before, after: store, runID: ChangeFiles.runID(now)) {
+                var channels = prunedChannels
+                for s in report.sources { channels.formUnion(s.report?.touchedChannelIDs ?? []) }
+                if let file = try ChangeFiles(directory: config.changesDirectory).record(before: before, after: store, runID: ChangeFiles.runID(now),
+                                                                                          channels: channels) {
                     changeFileLine = "changes: \(file)"
                 }
             } catch {
@@ -167,15 +171,22 @@ public struct NightlyJob {
     }
 
     /// Deletes programmes that ended longer ago than the retention (reported as pruned).
-    func prune(_ store: Store, beforeChange: () throws -> Void) throws -> Int {
+    /// Deletes programmes that ended longer ago than the retention (reported as pruned); returns
+    /// how many, and their channels.
+    func prune(_ store: Store, beforeChange: () throws -> Void) throws -> (Int, Set<String>) {
         let cutoff = now - Int64(config.retentionDays) * 86400
-        let count = try store.read { try $0.count("Programme", where: .compare("stop", .less, .date(cutoff))) }
-        guard count > 0 else { return 0 }
+        let old = ObjectPredicate.compare("stop", .less, .date(cutoff))
+        let count = try store.read { try $0.count("Programme", where: old) }
+        guard count > 0 else { return (0, []) }
         try beforeChange()
-        return try store.write(dryRun: dryRun) { context -> Int in
-            let old = try context.fetchAll("Programme", where: .and([.compare("stop", .less, .date(cutoff))]), keys: [])
-            for p in old { try context.delete(p.id) }
-            return old.count
+        return try store.write(dryRun: dryRun) { context -> (Int, Set<String>) in
+            var channels = Set<Int64>()
+            for p in try context.fetchAll("Programme", where: old, keys: ["channel"]) {
+                if let c = p.related("channel") { channels.insert(c.rowID) }
+                try context.delete(p.id)
+            }
+            let ids = try channels.compactMap { try context.object(ObjectID(entity: "Channel", rowID: $0), keys: ["xmltvId"])?["xmltvId"].stringValue }
+            return (count, Set(ids))
         }.result
     }
 }

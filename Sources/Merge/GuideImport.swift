@@ -55,6 +55,8 @@ public struct SourceImportReport: Sendable {
     public var programmesRead = 0
     /// Row ids of the channels whose programmes (or own attributes) changed.
     public var touchedChannels = Set<Int64>()
+    /// The same channels by XMLTV id.
+    public var touchedChannelIDs = Set<String>()
 }
 
 /// Why an import was refused. Nothing was changed.
@@ -194,7 +196,10 @@ public final class GuideImporter {
                                                  .compare("start", .less, .date(block.windowEnd))]),
                                     parent: owner)
         report.programmes += tally
-        if tally.inserted + tally.updated + tally.deleted > 0 { report.touchedChannels.insert(channelID) }
+        if tally.inserted + tally.updated + tally.deleted > 0 {
+            report.touchedChannels.insert(channelID)
+            report.touchedChannelIDs.insert(channel)
+        }
         try context.processPendingChanges()
     }
 
@@ -243,7 +248,11 @@ public final class GuideImporter {
                                                   attributes: change.attributes.map { ($0.name, .null, $0.new) }, relationships: []))
                 continue
             }
-            if change.kind == .update { tally.updated += 1; report.touchedChannels.insert(change.id.rowID) }
+            if change.kind == .update {
+                tally.updated += 1
+                report.touchedChannels.insert(change.id.rowID)
+                if let id = try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
+            }
             channelChanges.append(change)
         }
         for id in createdChannels where !changes.contains(where: { $0.id.rowID == id }) {

@@ -52,7 +52,12 @@ public struct GraphDiff: Sendable {
 
     /// Diffs two contexts, handing each root's diff to `body` as soon as it is known (roots in
     /// root-entity order, then identifier order): for change files that need not fit in memory.
-    public func diff(from old: ObjectContext, to new: ObjectContext, each body: (ObjectDiff) throws -> Void) throws {
+    ///
+    /// `comparing`, when given, limits the roots present on both sides that are walked (the
+    /// importer knows which it touched): roots only on one side are always reported.
+    public func diff(from old: ObjectContext, to new: ObjectContext,
+                     comparing: ((_ entityName: String, _ id: [IdentifierComponent]) -> Bool)? = nil,
+                     each body: (ObjectDiff) throws -> Void) throws {
         let walker = Walker(schema: schema, old: IdentityRenderer(context: old, schema: schema),
                             new: IdentityRenderer(context: new, schema: schema))
         for entity in schema.rootEntities {
@@ -70,7 +75,11 @@ public struct GraphDiff: Sendable {
                     nodes = try walker.pair(old: nil, new: y!.object, id: y!.id)
                     y = try b.next()
                 } else {
-                    nodes = try walker.pair(old: x!.object, new: y!.object, id: x!.id)
+                    if let comparing, !comparing(entity.name, x!.id) {
+                        nodes = []
+                    } else {
+                        nodes = try walker.pair(old: x!.object, new: y!.object, id: x!.id)
+                    }
                     x = try a.next()
                     y = try b.next()
                 }
