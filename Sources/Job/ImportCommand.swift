@@ -11,6 +11,8 @@ public struct ImportJob {
     public var force = false
     public var json = false
     public var verbose = false
+    /// Write a change file (changes/<run-id>.json) after a real import.
+    public var writeChangeFile = true
     public var files: [String]
     public var userModules: [ModelModule] = []
 
@@ -38,7 +40,7 @@ public struct ImportJob {
         options.programmeInsertValues = ["changedAt": .date(started)]
         var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
-        let before = dryRun ? nil : try ChangeFiles.takeBefore(of: store)
+        let before = dryRun || !writeChangeFile ? nil : try ChangeFiles.takeBefore(of: store)
         do {
             let r = try importGuide(into: store, files: files, options: options, dryRun: dryRun)
             let changed = r.channels.inserted + r.channels.updated + r.channels.deleted

@@ -58,6 +58,8 @@ struct Import: ParsableCommand {
     @Option(help: "Report format.") var format: OutputFormat = .text
     @Flag(help: "Apply even when the safety guard refuses.") var force = false
     @Flag(help: "List every change.") var verbose = false
+    @Flag(inversion: .prefixedNo, help: "Write changes/<run-id>.json (the diff of this import, for apply and undo).")
+    var changeFile = true
     @Argument(help: "XMLTV files.") var files: [String]
 
     func run() throws {
@@ -68,6 +70,7 @@ struct Import: ParsableCommand {
             job.force = force
             job.json = format == .json
             job.verbose = verbose
+            job.writeChangeFile = changeFile
             return try job.run()
         }
     }

@@ -205,7 +205,7 @@ _tvimport_run() {
 
 _tvimport_import() {
     repeating_flags=()
-    non_repeating_flags=(--dry-run --force --verbose -h --help)
+    non_repeating_flags=(--dry-run --force --verbose --change-file --no-change-file -h --help)
     repeating_options=()
     non_repeating_options=(--db --source --format)
     __tvimport_offer_flags_options -1

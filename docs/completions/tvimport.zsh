@@ -100,6 +100,8 @@ _tvimport_import() {
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
         '--force[Apply even when the safety guard refuses.]'
         '--verbose[List every change.]'
+        '--change-file[Write changes/<run-id>.json (the diff of this import, for apply and undo).]'
+        '--no-change-file[Write changes/<run-id>.json (the diff of this import, for apply and undo).]'
         '*:files:'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
