@@ -15,12 +15,15 @@ public struct NightlyJob {
     public var json = false
     public var quiet = false
     public var verbose = false
+    /// Wait for another run's lock instead of exiting 75 at once.
+    public var waitForLock = false
     public var now = Int64(Date().timeIntervalSince1970)
 
     public init(config: JobConfig) { self.config = config }
 
     public func run() throws -> (output: String, status: ExitStatus) {
-        let lock = try RunLock(path: config.database + ".lock")
+        let lock = try RunLock(path: config.database + ".lock", wait: waitForLock)
+        let progress = Progress(quiet: quiet || json)
         defer { lock.release() }
         let model = try StoreAccess.model(userModules: config.modules)
         let store = try StoreAccess.open(path: config.database, model: model)
@@ -37,7 +40,14 @@ public struct NightlyJob {
             if before == nil && !dryRun && config.changeFiles { before = try ChangeFiles.takeBefore(of: store) }
         }
         for source in config.sources {
-            let outcome = runSource(source, store: store, beforeImport: takeBefore)
+            if StopSignal.requested {
+                report.sources.append(.init(name: source.name, status: "skipped", error: "stopped by a signal before it started", report: nil))
+                if status == .success { status = .tempFail }
+                continue
+            }
+            progress.show("\(source.name): fetching and importing…")
+            let outcome = runSource(source, store: store, beforeImport: takeBefore, progress: progress)
+            progress.clear()
             if outcome.status == "failed", status == .success { status = outcome.exitStatus }
             if outcome.status == "applied" { touched = true }
             report.sources.append(outcome.report)
@@ -59,12 +69,17 @@ public struct NightlyJob {
                     changeFileLine = "changes: \(file)"
                 }
             } catch {
-                FileHandle.standardError.write(Data("tvimport: could not write the change file: \(error)\n".utf8))
+                JobLog.logger.error("could not write the change file: \(error)")
             }
         }
 
         var exportLine = ""
-        if !dryRun {
+        if !dryRun && StopSignal.requested {
+            exportLine = "stopped by a signal: feeds not exported (the next run will)"
+            try? RunLog.record(database: config.database, started: now, command: "run", dryRun: false, exitCode: ExitStatus.tempFail.rawValue,
+                               outcome: "stopped by a signal")
+            if status == .success { status = .tempFail }
+        } else if !dryRun {
             let feedsExist = FileManager.default.fileExists(atPath: config.output + "/index.html")
             if touched || !feedsExist || force {
                 do {
@@ -73,7 +88,7 @@ public struct NightlyJob {
                 } catch {
                     if status == .success { status = .cannotCreate }
                     exportLine = "feeds: export failed: \(error)"
-                    FileHandle.standardError.write(Data("tvimport: export failed: \(error)\n".utf8))
+                    JobLog.logger.error("export failed: \(error)")
                 }
             } else {
                 exportLine = "feeds: nothing changed, \(config.output)/ left as it was"
@@ -83,7 +98,7 @@ public struct NightlyJob {
         }
 
         for s in report.sources where s.status == "failed" {
-            FileHandle.standardError.write(Data("tvimport: source \(s.name): \(s.error ?? "failed")\n".utf8))
+            JobLog.logger.error("source \(s.name): \(s.error ?? "failed")", metadata: ["source": "\(s.name)"])
         }
         if quiet && status == .success { return ("", status) }
         let output = try store.read { context -> String in
@@ -104,7 +119,7 @@ public struct NightlyJob {
     }
 
     /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
-    func runSource(_ source: JobConfig.Source, store: Store, beforeImport: () throws -> Void) -> SourceOutcome {
+    func runSource(_ source: JobConfig.Source, store: Store, beforeImport: () throws -> Void, progress: Progress) -> SourceOutcome {
         func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
             SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
         }
@@ -147,6 +162,7 @@ public struct NightlyJob {
                                                                excludeChannels: source.excludeChannels),
                                     now: now)
         options.programmeInsertValues = ["changedAt": .date(now)]
+        options.progress = { programmes in progress.show("\(source.name): \(programmes) programmes merged") }
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: [file], options: options, dryRun: dryRun, overwritable: config.whitelists)
@@ -219,10 +235,10 @@ enum FetchState {
 /// One run at a time: an exclusive lock on a file beside the database.
 final class RunLock {
     private let fd: Int32
-    init(path: String) throws {
+    init(path: String, wait: Bool = false) throws {
         fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw JobError(.cannotCreate, "cannot create the lock file \(path): \(String(cString: strerror(errno)))") }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        if flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB) != 0 {
             close(fd)
             throw JobError(.tempFail, "another tvimport run holds the lock \(path): try again later")
         }

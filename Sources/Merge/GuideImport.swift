@@ -17,6 +17,8 @@ public struct ImportOptions: Sendable {
     public var now: Int64
     /// Further values set on every inserted programme (for example when it was first seen).
     public var programmeInsertValues: [String: Value] = [:]
+    /// Called after each channel with the number of programmes merged so far (progress display).
+    public var progress: (@Sendable (Int) -> Void)?
 
     public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
                 reader: XMLTVReaderOptions = .init(), now: Int64 = Int64(Date().timeIntervalSince1970)) {
@@ -196,6 +198,7 @@ public final class GuideImporter {
                                                  .compare("start", .less, .date(block.windowEnd))]),
                                     parent: owner)
         report.programmes += tally
+        options.progress?(report.programmesRead)
         if tally.inserted + tally.updated + tally.deleted > 0 {
             report.touchedChannels.insert(channelID)
             report.touchedChannelIDs.insert(channel)

@@ -30,10 +30,10 @@ func finish(_ body: () throws -> (output: String, status: ExitStatus)) -> Never 
         if !output.isEmpty { print(output) }
         exit(status.rawValue)
     } catch let error as JobError {
-        FileHandle.standardError.write(Data("tvimport: \(error.message)\n".utf8))
+        JobLog.failure(error.message)
         exit(error.status.rawValue)
     } catch {
-        FileHandle.standardError.write(Data("tvimport: \(error)\n".utf8))
+        JobLog.failure("\(error)")
         exit(ExitStatus.dataError.rawValue)
     }
 }
@@ -41,6 +41,8 @@ func finish(_ body: () throws -> (output: String, status: ExitStatus)) -> Never 
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
+
+extension LogFormat: ExpressibleByArgument {}
 
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -143,8 +145,12 @@ struct Run: ParsableCommand {
     @Flag(help: "Ignore HTTP validators and the safety guard.") var force = false
     @Flag(help: "Print nothing on success.") var quiet = false
     @Flag(help: "List every change.") var verbose = false
+    @Flag(help: "Wait for another run to finish instead of exiting 75.") var wait = false
+    @Option(help: "Log lines on stderr as text or JSON (for containers).") var logFormat: LogFormat = .text
 
     func run() throws {
+        JobLog.bootstrap(format: logFormat)
+        StopSignal.install()
         finish {
             let cfg = try config.map { try JobConfig.load(path: $0) } ?? JobConfig.bundledSample()
             var job = NightlyJob(config: cfg)
@@ -153,6 +159,7 @@ struct Run: ParsableCommand {
             job.json = format == .json
             job.quiet = quiet
             job.verbose = verbose
+            job.waitForLock = wait
             return try job.run()
         }
     }

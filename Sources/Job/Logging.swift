@@ -1,0 +1,92 @@
+import Foundation
+import Logging
+
+/// Where the job's messages go: stderr, as plain lines for people (`tvimport: …`) or as one JSON
+/// object per line for containers (`--log-format json`). Reports go to stdout, never here.
+public enum LogFormat: String, Sendable, CaseIterable {
+    case text, json
+}
+
+public enum JobLog {
+    nonisolated(unsafe) public private(set) static var format = LogFormat.text
+
+    /// One failure line on stderr, in the chosen format.
+    public static func failure(_ message: String) {
+        if format == .json { logger.error("\(message)") } else { FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8)) }
+    }
+
+    /// Installs the handler once, at start-up.
+    public static func bootstrap(format: LogFormat, level: Logger.Level = .info) {
+        self.format = format
+        LoggingSystem.bootstrap { label in
+            var handler = StderrLogHandler(label: label, format: format)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
+    public static let logger = Logger(label: "tvimport")
+}
+
+struct StderrLogHandler: LogHandler {
+    let label: String
+    let format: LogFormat
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        let all = metadata.merging(extra ?? [:]) { $1 }
+        let text: String
+        switch format {
+        case .text:
+            text = "tvimport: \(message)\n"
+        case .json:
+            var object: [String: String] = ["level": level.rawValue, "message": "\(message)",
+                                            "time": ISO8601DateFormatter().string(from: Date())]
+            for (k, v) in all { object[k] = "\(v)" }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            text = String(decoding: data, as: UTF8.self) + "\n"
+        }
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// SIGTERM and SIGINT ask the job to stop between transactions: the transaction under way
+/// commits or rolls back as a whole, the next one does not start.
+public enum StopSignal {
+    nonisolated(unsafe) static var received: Int32 = 0
+
+    public static func install() {
+        signal(SIGTERM) { _ in StopSignal.received = 1 }
+        signal(SIGINT) { _ in StopSignal.received = 1 }
+    }
+
+    public static var requested: Bool { received != 0 }
+}
+
+/// A one-line progress display on stderr, only when stderr is a terminal.
+final class Progress: @unchecked Sendable {
+    private let enabled: Bool
+    private var lastDraw = 0.0
+
+    init(quiet: Bool) { enabled = !quiet && isatty(STDERR_FILENO) == 1 }
+
+    func show(_ text: String) {
+        guard enabled else { return }
+        let now = Date().timeIntervalSince1970
+        guard now - lastDraw > 0.2 else { return }
+        lastDraw = now
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+    }
+
+    func clear() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
