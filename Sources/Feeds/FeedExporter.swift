@@ -200,6 +200,11 @@ public final class FeedExporter {
         return report
     }
 
+    /// The UID of a programme's events in every feed: stable across runs for the same identity.
+    public static func uid(channelID: String, start: Int64, clumpIndex: Int, domain: String) -> String {
+        ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: clumpIndex, domain: domain)
+    }
+
     /// The name a channel is shown under: the user's custom name, else the feed's display name.
     static func channelName(_ c: FetchedObject) -> String {
         for key in ["customName", "displayName", "xmltvId"] {
