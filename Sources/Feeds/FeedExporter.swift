@@ -119,13 +119,20 @@ public final class FeedExporter {
     /// the others keep their files as they are (a missing file is always written). Filtered feeds
     /// are regenerated whenever any channel is dirty (and rewritten only when their bytes change),
     /// and kept as they are when none is.
-    public func export(channels limit: Set<Int64>? = nil) throws -> ExportReport {
+    ///
+    /// Feeds written with other options (UID domain, base URL, windows, filtered feeds: see
+    /// `optionsKey`) are all regenerated whatever `channels` says: the output directory keeps the
+    /// key of the options of its last export in `.tvimport-export`.
+    public func export(channels requested: Set<Int64>? = nil) throws -> ExportReport {
         let fm = FileManager.default
         do {
             try fm.createDirectory(atPath: options.outputDirectory, withIntermediateDirectories: true)
         } catch {
             throw ExportError(message: "cannot create \(options.outputDirectory): \(error.localizedDescription)")
         }
+        let keyFile = path(Self.optionsKeyFile)
+        let previousKey = (try? String(contentsOfFile: keyFile, encoding: .utf8))
+        let limit = previousKey == optionsKey ? requested : nil
         var report = ExportReport()
         var entries: [FeedEntry] = []
         var produced = Set<String>(["index.html"])
@@ -197,7 +204,22 @@ public final class FeedExporter {
         }
         try removeStaleFeeds(keeping: produced, report: &report)
         try write(Array(IndexPage.render(entries, baseURL: options.baseURL).utf8), to: "index.html", report: &report)
+        if previousKey != optionsKey {
+            var ignored = ExportReport()
+            try write(Array(optionsKey.utf8), to: Self.optionsKeyFile, report: &ignored)
+        }
         return report
+    }
+
+    static let optionsKeyFile = ".tvimport-export"
+
+    /// Everything but `now` that shapes the feeds' bytes, hashed.
+    var optionsKey: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let filters = (try? encoder.encode(options.filteredFeeds)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return fnv1a64Hex([Self.productID, options.uidDomain, options.baseURL ?? "-", String(options.pastWindow),
+                           String(options.refreshInterval), String(options.defaultLength), filters].joined(separator: "\n"))
     }
 
     /// The UID of a programme's events in every feed: stable across runs for the same identity.

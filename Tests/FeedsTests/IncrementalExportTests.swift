@@ -228,6 +228,34 @@ import Testing
         #expect(again.written.contains("two.tv.ics"))
     }
 
+    @Test func otherOptionsRegenerateEveryFeedWhateverIsDirty() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let t = Self.firstDay + 3600
+        let guide = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <tv>
+              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="a.tv"><title>News</title></programme>
+              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="b.tv"><title>Film</title></programme>
+            </tv>
+            """
+        try guide.write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
+        let s = try ObservedStore(path: directory + "/tv.sqlite")
+        try s.importGuide([directory + "/g.xml"], now: Self.firstDay)
+        var options = ExportOptions(outputDirectory: directory + "/feeds")
+        options.now = Self.firstDay
+        _ = try FeedExporter(store: s.store, options: options).export(channels: [])  // first export: everything
+        #expect(FileManager.default.fileExists(atPath: directory + "/feeds/a.tv.ics"))
+        options.uidDomain = "tv.example.org"
+        options.filteredFeeds = [FilteredFeed(name: "news", titlePattern: "news")]
+        let report = try FeedExporter(store: s.store, options: options).export(channels: [])
+        #expect(Set(report.written) == ["a.tv.ics", "b.tv.ics", "filter-news.ics", "index.html"])
+        let a = String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/a.tv.ics")), as: UTF8.self)
+        #expect(a.contains("@tv.example.org\r\n"))
+        let again = try FeedExporter(store: s.store, options: options).export(channels: [])
+        #expect(again.written.isEmpty)
+    }
+
     @Test func indexLinksResolveToFeeds() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
