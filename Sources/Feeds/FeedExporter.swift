@@ -130,26 +130,38 @@ public final class FeedExporter {
         } catch {
             throw ExportError(message: "cannot create \(options.outputDirectory): \(error.localizedDescription)")
         }
-        let keyFile = path(Self.optionsKeyFile)
-        let previousKey = (try? String(contentsOfFile: keyFile, encoding: .utf8))
-        let limit = previousKey == optionsKey ? requested : nil
+        let previousState = ExportState.load(path(ExportState.file))
+        let limit = previousState?.options == optionsKey ? requested : nil
+        var state = ExportState(options: optionsKey, channels: [:])
         var report = ExportReport()
         var entries: [FeedEntry] = []
         var produced = Set<String>(["index.html"])
         let windowStart = options.now - options.pastWindow
         let filters = try options.filteredFeeds.map(FilterState.init)
         let filterFiles = options.filteredFeeds.map { "filter-" + Self.fileName(for: $0.name) }
-        let regenerateFilters = limit.map { !$0.isEmpty } ?? true
-            || filterFiles.contains { !fm.fileExists(atPath: path($0)) }
+        var regenerateFilters = false
         try store.read { context in
             let channels = try context.fetchAll("Channel", orderBy: [SortKey("xmltvId")],
-                                                keys: ["xmltvId", "displayName", "customName", "hidden", "url", "icon"])
+                                                keys: ["xmltvId", "displayName", "customName", "hidden", "url", "icon", "programmesChangedAt"])
+            // Dirty when asked, or when what the feed shows of the channel changed since the last
+            // export (an edit by another process: hidden, custom name; or its programmes, as far
+            // as the aggregate `programmesChangedAt` is kept), or when its feed was never written.
+            var dirtyChannels = Set<Int64>()
+            for c in channels {
+                let xmltvId = c["xmltvId"].stringValue ?? ""
+                let fingerprint = fnv1a64Hex("\(c["hidden"].boolValue ?? false)\n\(Self.channelName(c))\n\(c["icon"].stringValue ?? "")\n\(c["programmesChangedAt"].integerValue ?? 0)")
+                state.channels[xmltvId] = fingerprint
+                if limit.map({ $0.contains(c.id.rowID) || previousState?.channels[xmltvId] != fingerprint }) ?? true {
+                    dirtyChannels.insert(c.id.rowID)
+                }
+            }
+            regenerateFilters = !dirtyChannels.isEmpty || filterFiles.contains { !fm.fileExists(atPath: path($0)) }
             for c in channels {
                 let xmltvId = c["xmltvId"].stringValue ?? ""
                 let hidden = c["hidden"].boolValue ?? false
                 let file = Self.fileName(for: xmltvId)
                 let title = Self.channelName(c)
-                let dirty = limit.map { $0.contains(c.id.rowID) } ?? true
+                let dirty = dirtyChannels.contains(c.id.rowID)
                 let feedsWanting = regenerateFilters ? filters.filter { $0.takes(channel: xmltvId, hidden: hidden) } : []
                 if !hidden && !dirty, fm.fileExists(atPath: path(file)), let kept = Self.statistics(ofFeedAt: path(file)) {
                     if !feedsWanting.isEmpty {
@@ -204,14 +216,31 @@ public final class FeedExporter {
         }
         try removeStaleFeeds(keeping: produced, report: &report)
         try write(Array(IndexPage.render(entries, baseURL: options.baseURL).utf8), to: "index.html", report: &report)
-        if previousKey != optionsKey {
+        if previousState != state {
             var ignored = ExportReport()
-            try write(Array(optionsKey.utf8), to: Self.optionsKeyFile, report: &ignored)
+            try write(state.encoded(), to: ExportState.file, report: &ignored)
         }
         return report
     }
 
-    static let optionsKeyFile = ".tvimport-export"
+    /// What the last export was made from, kept in the output directory: the options' key and a
+    /// fingerprint per channel (so that edits made by another process make the channel dirty).
+    struct ExportState: Codable, Equatable {
+        static let file = ".tvimport-export.json"
+        var options: String
+        var channels: [String: String]
+
+        static func load(_ path: String) -> ExportState? {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            return try? JSONDecoder().decode(ExportState.self, from: data)
+        }
+
+        func encoded() -> [UInt8] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return Array((try? encoder.encode(self)) ?? Data())
+        }
+    }
 
     /// Everything but `now` that shapes the feeds' bytes, hashed.
     var optionsKey: String {

@@ -226,6 +226,16 @@ import Testing
         }
         let again = try FeedExporter(store: s.store, options: options).export(channels: s.dirty.dirtyOwners)
         #expect(again.written.contains("two.tv.ics"))
+
+        // An edit made by another process (`tvimport edit`) is not in tonight's dirty set: the
+        // exporter still sees that the channel's name changed, and regenerates that feed only.
+        try s.store.write { context in
+            let two = try #require(try context.first("Channel", where: .compare("xmltvId", .equal, .string("two.tv")), keys: []))
+            _ = try context.update(two.id, ["customName": .string("Zwei")])
+        }
+        let edited = try FeedExporter(store: s.store, options: options).export(channels: [])
+        #expect(Set(edited.written) == ["two.tv.ics", "filter-news.ics", "index.html"])
+        #expect(FeedText.calendarProperties(try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/two.tv.ics")))["NAME"] == "Zwei")
     }
 
     @Test func otherOptionsRegenerateEveryFeedWhateverIsDirty() throws {

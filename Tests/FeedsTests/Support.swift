@@ -70,10 +70,10 @@ func mtime(_ path: String) throws -> Date {
     try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
 }
 
-/// Every regular file of a directory with its bytes.
+/// Every published file of a directory (the exporter's hidden state file left out) with its bytes.
 func snapshot(_ directory: String) throws -> [String: Data] {
     var out: [String: Data] = [:]
-    for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+    for name in try FileManager.default.contentsOfDirectory(atPath: directory) where !name.hasPrefix(".") {
         out[name] = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + name))
     }
     return out
