@@ -209,7 +209,7 @@ public final class FeedExporter {
                 stream.append(e)
                 lastChange = max(lastChange, e.stamp)
             }
-            let bytes = stream.finish()
+            let bytes = sorted.isEmpty ? Self.finishEmpty(&stream) : stream.finish()
             try write(bytes, to: file, report: &report)
             report.events += sorted.count
             entries.append(FeedEntry(file: file, title: title, events: sorted.count, bytes: bytes.count, lastChange: lastChange))
@@ -254,6 +254,16 @@ public final class FeedExporter {
     /// The UID of a programme's events in every feed: stable across runs for the same identity.
     public static func uid(channelID: String, start: Int64, clumpIndex: Int, domain: String) -> String {
         ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: clumpIndex, domain: domain)
+    }
+
+    /// RFC 5545 wants at least one component in a VCALENDAR (icalendar and strict parsers reject
+    /// an empty one), but a filtered feed may match nothing tonight and must still be there for
+    /// its subscribers: it gets a UTC VTIMEZONE, which no client shows.
+    static func finishEmpty(_ stream: inout ICalendarStream) -> [UInt8] {
+        var bytes = stream.takeWrittenBytes()
+        bytes += Array(("BEGIN:VTIMEZONE\r\nTZID:UTC\r\nBEGIN:STANDARD\r\nDTSTART:19700101T000000\r\n"
+            + "TZOFFSETFROM:+0000\r\nTZOFFSETTO:+0000\r\nTZNAME:UTC\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n").utf8)
+        return bytes + stream.finish()
     }
 
     /// The name a channel is shown under: the user's custom name, else the feed's display name.

@@ -101,16 +101,23 @@ import Testing
         try s.importGuide([file], now: Self.base)
         var options = ExportOptions(outputDirectory: directory + "/feeds")
         options.now = Self.base
-        options.filteredFeeds = [FilteredFeed(name: "unicode", title: "Ünïcödé, feed; \\ 日本", titlePattern: "[^\\x00-\\x7F]")]
+        options.filteredFeeds = [FilteredFeed(name: "unicode", title: "Ünïcödé, feed; \\ 日本", titlePattern: "[^\\x00-\\x7F]"),
+                                 FilteredFeed(name: "nothing", titlePattern: "^matches nothing$")]
         let report = try FeedExporter(store: s.store, options: options).export()
         #expect(report.written.contains("dasErste.de.ics"))
 
         let channelFeed = directory + "/feeds/dasErste.de.ics"
         let filteredFeed = directory + "/feeds/filter-unicode.ics"
-        let result = try run(Self.python, [Self.parser, channelFeed, filteredFeed])
+        let emptyFeed = directory + "/feeds/filter-nothing.ics"
+        let result = try run(Self.python, [Self.parser, channelFeed, filteredFeed, emptyFeed])
         try #require(result.status == 0, "parse_feeds.py failed: \(result.stderr)")
         let output = try JSONDecoder().decode(ParseOutput.self, from: result.stdout)
 
+        // A filtered feed that matches nothing is still a valid calendar (RFC 5545 wants a component).
+        for library in ["icalendar", "ical"] {
+            let parsed = output.files[emptyFeed]?[library]
+            #expect(parsed?.error == nil && parsed?.events?.isEmpty == true, "\(library): \(String(describing: parsed?.error))")
+        }
         let expectations: [(String, [Source], String)] = [
             (channelFeed, Self.programmes, Self.channelName),
             (filteredFeed, Self.programmes.filter { $0.summary.unicodeScalars.contains { !$0.isASCII } }, "Ünïcödé, feed; \\ 日本"),
