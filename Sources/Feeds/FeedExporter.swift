@@ -132,7 +132,7 @@ public final class FeedExporter {
         }
         let previousState = ExportState.load(path(ExportState.file))
         let limit = previousState?.options == optionsKey ? requested : nil
-        var state = ExportState(options: optionsKey, channels: [:])
+        var state = ExportState(options: optionsKey, channels: [:], files: [])
         var report = ExportReport()
         var entries: [FeedEntry] = []
         var produced = Set<String>(["index.html"])
@@ -214,7 +214,8 @@ public final class FeedExporter {
             report.events += sorted.count
             entries.append(FeedEntry(file: file, title: title, events: sorted.count, bytes: bytes.count, lastChange: lastChange))
         }
-        try removeStaleFeeds(keeping: produced, report: &report)
+        state.files = produced.sorted()
+        try removeStaleFeeds(previous: previousState?.files ?? [], keeping: produced, report: &report)
         try write(Array(IndexPage.render(entries, baseURL: options.baseURL).utf8), to: "index.html", report: &report)
         if previousState != state {
             var ignored = ExportReport()
@@ -229,6 +230,8 @@ public final class FeedExporter {
         static let file = ".tvimport-export.json"
         var options: String
         var channels: [String: String]
+        /// The files written or kept: only these are ever removed by a later export.
+        var files: [String]
 
         static func load(_ path: String) -> ExportState? {
             guard let data = FileManager.default.contents(atPath: path) else { return nil }
@@ -405,13 +408,14 @@ public final class FeedExporter {
         return UTCTime.seconds(year: y, month: mo, day: d) + Int64(h * 3600 + mi * 60 + s)
     }
 
-    /// Removes .ics files of the output directory that this export did not produce (channels that
+    /// Removes the feeds that the previous export produced and this one did not (channels that
     /// became hidden, lost their programmes or were deleted; filtered feeds no longer configured),
-    /// and temporary files left by an interrupted export.
-    private func removeStaleFeeds(keeping produced: Set<String>, report: inout ExportReport) throws {
+    /// and temporary files left by an interrupted export. Other files of the directory are left alone.
+    private func removeStaleFeeds(previous: [String], keeping produced: Set<String>, report: inout ExportReport) throws {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: options.outputDirectory) else { return }
+        let previous = Set(previous)
         for name in names.sorted() {
-            let isFeed = name.hasSuffix(".ics") && !name.hasPrefix(".") && !produced.contains(name)
+            let isFeed = name.hasSuffix(".ics") && previous.contains(name) && !produced.contains(name)
             let isTemporary = name.hasPrefix(".") && name.contains(".tmp-")
             guard isFeed || isTemporary else { continue }
             if isTemporary, let pid = Int32(name.split(separator: "-").last ?? ""), pid != getpid(), kill(pid, 0) == 0 { continue }

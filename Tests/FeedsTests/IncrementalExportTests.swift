@@ -187,6 +187,7 @@ import Testing
         options.filteredFeeds = [FilteredFeed(name: "news", titlePattern: "news")]
         _ = try FeedExporter(store: s.store, options: options).export()
         #expect(FileManager.default.fileExists(atPath: directory + "/feeds/two.tv.ics"))
+        try "not ours".write(toFile: directory + "/feeds/mine.ics", atomically: true, encoding: .utf8)
 
         // tvimport edit: two.tv hidden, one.tv renamed. The edit makes both channels dirty.
         s.dirty.reset()
@@ -200,6 +201,7 @@ import Testing
         let report = try FeedExporter(store: s.store, options: options).export(channels: s.dirty.dirtyOwners)
         #expect(report.removed == ["two.tv.ics"])
         #expect(!FileManager.default.fileExists(atPath: directory + "/feeds/two.tv.ics"))
+        #expect(FileManager.default.fileExists(atPath: directory + "/feeds/mine.ics"), "a file the exporter did not write is left alone")
 
         let one = try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/one.tv.ics"))
         let calendar = FeedText.calendarProperties(one)
