@@ -50,7 +50,8 @@ public struct ExportReport: Sendable {
 
 /// Writes one .ics per visible channel with programmes, one per filtered feed, and index.html.
 /// A feed whose bytes did not change is not rewritten (same bytes, same mtime); others are
-/// replaced atomically (temporary file, then rename).
+/// replaced atomically (temporary file, then rename). Feeds of channels that became hidden or
+/// lost their programmes are removed.
 public final class FeedExporter {
     let store: Store
     let options: ExportOptions
@@ -69,72 +70,224 @@ public final class FeedExporter {
         var lastChange: Int64
     }
 
+    /// One filtered feed being built: its compiled pattern, a verdict cache per title (titles
+    /// repeat a lot: the regular expression runs once per distinct title) and its events.
+    final class FilterState {
+        let feed: FilteredFeed
+        let pattern: NSRegularExpression?
+        let channels: Set<String>?
+        var verdicts: [String: Bool] = [:]
+        var events: [CalendarEvent] = []
+
+        init(_ feed: FilteredFeed) throws {
+            self.feed = feed
+            do {
+                pattern = try feed.titlePattern.map { try NSRegularExpression(pattern: $0, options: [.caseInsensitive]) }
+            } catch {
+                throw ExportError(message: "filtered feed '\(feed.name)': bad title pattern \(feed.titlePattern ?? ""): \(error.localizedDescription)")
+            }
+            channels = feed.channels.map(Set.init)
+        }
+
+        /// Whether the feed takes programmes of this channel: the listed ones, or every visible one.
+        func takes(channel xmltvId: String, hidden: Bool) -> Bool {
+            if let channels { return channels.contains(xmltvId) }
+            return !hidden
+        }
+
+        func matches(_ e: CalendarEvent) -> Bool {
+            if let pattern {
+                let verdict: Bool
+                if let known = verdicts[e.summary] {
+                    verdict = known
+                } else {
+                    verdict = pattern.firstMatch(in: e.summary, range: NSRange(e.summary.startIndex..., in: e.summary)) != nil
+                    verdicts[e.summary] = verdict
+                }
+                if !verdict { return false }
+            }
+            if let wanted = feed.categories, !wanted.contains(where: { w in e.categories.contains { $0.caseInsensitiveCompare(w) == .orderedSame } }) {
+                return false
+            }
+            // A feed without any criterion would be every programme: it is left empty instead.
+            return feed.titlePattern != nil || feed.categories != nil || feed.channels != nil
+        }
+    }
+
     /// Exports every feed. `channels`, when given, limits the per-channel feeds regenerated to
-    /// those row ids (the dirty channels of tonight's run); the others keep their files.
-    public func export(channels limit: Set<Int64>? = nil) throws -> ExportReport {
+    /// those row ids (the dirty channels of tonight's run, e.g. `DirtyOwnersObserver.dirtyOwners`);
+    /// the others keep their files as they are (a missing file is always written). Filtered feeds
+    /// are regenerated whenever any channel is dirty (and rewritten only when their bytes change),
+    /// and kept as they are when none is.
+    ///
+    /// Feeds written with other options (UID domain, base URL, windows, filtered feeds: see
+    /// `optionsKey`) are all regenerated whatever `channels` says: the output directory keeps the
+    /// key of the options of its last export in `.tvimport-export`.
+    public func export(channels requested: Set<Int64>? = nil) throws -> ExportReport {
         let fm = FileManager.default
         do {
             try fm.createDirectory(atPath: options.outputDirectory, withIntermediateDirectories: true)
         } catch {
             throw ExportError(message: "cannot create \(options.outputDirectory): \(error.localizedDescription)")
         }
+        let previousState = ExportState.load(path(ExportState.file))
+        let limit = previousState?.options == optionsKey ? requested : nil
+        var state = ExportState(options: optionsKey, channels: [:], files: [])
         var report = ExportReport()
         var entries: [FeedEntry] = []
+        var produced = Set<String>(["index.html"])
         let windowStart = options.now - options.pastWindow
+        let filters = try options.filteredFeeds.map(FilterState.init)
+        let filterFiles = options.filteredFeeds.map { "filter-" + Self.fileName(for: $0.name) }
+        var regenerateFilters = false
         try store.read { context in
             let channels = try context.fetchAll("Channel", orderBy: [SortKey("xmltvId")],
-                                                keys: ["xmltvId", "displayName", "customName", "hidden", "programmeCount", "programmesChangedAt", "url", "icon"])
-            var names: [Int64: String] = [:]
+                                                keys: ["xmltvId", "displayName", "customName", "hidden", "url", "icon", "programmesChangedAt"])
+            // Dirty when asked, or when what the feed shows of the channel changed since the last
+            // export (an edit by another process: hidden, custom name; or its programmes, as far
+            // as the aggregate `programmesChangedAt` is kept), or when its feed was never written.
+            var dirtyChannels = Set<Int64>()
             for c in channels {
-                names[c.id.rowID] = c["customName"].stringValue ?? c["displayName"].stringValue ?? c["xmltvId"].stringValue ?? "?"
+                let xmltvId = c["xmltvId"].stringValue ?? ""
+                let fingerprint = fnv1a64Hex("\(c["hidden"].boolValue ?? false)\n\(Self.channelName(c))\n\(c["icon"].stringValue ?? "")\n\(c["programmesChangedAt"].integerValue ?? 0)")
+                state.channels[xmltvId] = fingerprint
+                if limit.map({ $0.contains(c.id.rowID) || previousState?.channels[xmltvId] != fingerprint }) ?? true {
+                    dirtyChannels.insert(c.id.rowID)
+                }
             }
-            var filtered = options.filteredFeeds.map { ($0, [CalendarEvent]()) }
-            let patterns = try options.filteredFeeds.map { f in
-                try f.titlePattern.map { try NSRegularExpression(pattern: $0, options: [.caseInsensitive]) }
-            }
+            regenerateFilters = !dirtyChannels.isEmpty || filterFiles.contains { !fm.fileExists(atPath: path($0)) }
             for c in channels {
                 let xmltvId = c["xmltvId"].stringValue ?? ""
                 let hidden = c["hidden"].boolValue ?? false
                 let file = Self.fileName(for: xmltvId)
-                let events = try self.events(of: c.id, xmltvId: xmltvId, location: names[c.id.rowID], from: windowStart, context: context)
-                for (i, feed) in options.filteredFeeds.enumerated() where feed.channels.map({ $0.contains(xmltvId) }) ?? true {
-                    filtered[i].1 += events.filter { e in Self.matches(e, feed, patterns[i]) }
-                }
-                if hidden || events.isEmpty { continue }
-                let title = names[c.id.rowID]!
-                if let limit, !limit.contains(c.id.rowID), fm.fileExists(atPath: path(file)) {
-                    entries.append(FeedEntry(file: file, title: title, events: events.count, bytes: fileSize(file),
-                                             lastChange: events.map(\.stamp).max() ?? 0))
+                let title = Self.channelName(c)
+                let dirty = dirtyChannels.contains(c.id.rowID)
+                let feedsWanting = regenerateFilters ? filters.filter { $0.takes(channel: xmltvId, hidden: hidden) } : []
+                if !hidden && !dirty, fm.fileExists(atPath: path(file)), let kept = Self.statistics(ofFeedAt: path(file)) {
+                    if !feedsWanting.isEmpty {
+                        let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
+                        for f in feedsWanting { f.events += events.filter(f.matches) }
+                    }
+                    entries.append(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange))
+                    produced.insert(file)
                     report.unchanged.append(file)
                     continue
                 }
-                let bytes = ICalendarWriter.write(properties(title, description: "TV programmes on \(title)", source: c["url"].stringValue), events: events)
+                if hidden && feedsWanting.isEmpty { continue }
+                let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
+                for f in feedsWanting { f.events += events.filter(f.matches) }
+                if hidden || events.isEmpty { continue }
+                var stream = ICalendarStream(properties: properties(title, description: "TV programmes on \(title)", file: file,
+                                                                    image: c["icon"].stringValue),
+                                             expectedEvents: events.count)
+                var lastChange: Int64 = 0
+                for e in events {
+                    stream.append(e)
+                    lastChange = max(lastChange, e.stamp)
+                }
+                let bytes = stream.finish()
                 try write(bytes, to: file, report: &report)
+                produced.insert(file)
                 report.events += events.count
-                entries.append(FeedEntry(file: file, title: title, events: events.count, bytes: bytes.count,
-                                         lastChange: events.map(\.stamp).max() ?? 0))
-            }
-            for (feed, events) in filtered {
-                let sorted = events.sorted { ($0.start, $0.uid) < ($1.start, $1.uid) }
-                let file = "filter-" + Self.fileName(for: feed.name)
-                let title = feed.title ?? feed.name
-                let bytes = ICalendarWriter.write(properties(title, description: "Programmes matching \(title)", source: nil), events: sorted)
-                try write(bytes, to: file, report: &report)
-                report.events += sorted.count
-                entries.append(FeedEntry(file: file, title: title, events: sorted.count, bytes: bytes.count,
-                                         lastChange: sorted.map(\.stamp).max() ?? 0))
+                entries.append(FeedEntry(file: file, title: title, events: events.count, bytes: bytes.count, lastChange: lastChange))
             }
         }
+        for (f, file) in zip(filters, filterFiles) {
+            let title = f.feed.title ?? f.feed.name
+            produced.insert(file)
+            if !regenerateFilters, let kept = Self.statistics(ofFeedAt: path(file)) {
+                entries.append(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange))
+                report.unchanged.append(file)
+                continue
+            }
+            // Sorted by start, then channel feed order: the same programmes give the same bytes.
+            let sorted = f.events.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+            var stream = ICalendarStream(properties: properties(title, description: "Programmes matching \(title)", file: file, image: nil),
+                                         expectedEvents: sorted.count)
+            var lastChange: Int64 = 0
+            for e in sorted {
+                stream.append(e)
+                lastChange = max(lastChange, e.stamp)
+            }
+            let bytes = sorted.isEmpty ? Self.finishEmpty(&stream) : stream.finish()
+            try write(bytes, to: file, report: &report)
+            report.events += sorted.count
+            entries.append(FeedEntry(file: file, title: title, events: sorted.count, bytes: bytes.count, lastChange: lastChange))
+        }
+        state.files = produced.sorted()
+        try removeStaleFeeds(previous: previousState?.files ?? [], keeping: produced, report: &report)
         try write(Array(IndexPage.render(entries, baseURL: options.baseURL).utf8), to: "index.html", report: &report)
+        if previousState != state {
+            var ignored = ExportReport()
+            try write(state.encoded(), to: ExportState.file, report: &ignored)
+        }
         return report
     }
 
-    private func properties(_ name: String, description: String, source: String?) -> CalendarProperties {
-        CalendarProperties(productID: Self.productID, name: name, description: description,
-                           refreshInterval: options.refreshInterval, source: nil)
+    /// What the last export was made from, kept in the output directory: the options' key and a
+    /// fingerprint per channel (so that edits made by another process make the channel dirty).
+    struct ExportState: Codable, Equatable {
+        static let file = ".tvimport-export.json"
+        var options: String
+        var channels: [String: String]
+        /// The files written or kept: only these are ever removed by a later export.
+        var files: [String]
+
+        static func load(_ path: String) -> ExportState? {
+            guard let data = FileManager.default.contents(atPath: path) else { return nil }
+            return try? JSONDecoder().decode(ExportState.self, from: data)
+        }
+
+        func encoded() -> [UInt8] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            return Array((try? encoder.encode(self)) ?? Data())
+        }
     }
 
-    /// The channel's programmes in the window, as calendar events.
+    /// Everything but `now` that shapes the feeds' bytes, hashed.
+    var optionsKey: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let filters = (try? encoder.encode(options.filteredFeeds)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return fnv1a64Hex([Self.productID, options.uidDomain, options.baseURL ?? "-", String(options.pastWindow),
+                           String(options.refreshInterval), String(options.defaultLength), filters].joined(separator: "\n"))
+    }
+
+    /// The UID of a programme's events in every feed: stable across runs for the same identity.
+    public static func uid(channelID: String, start: Int64, clumpIndex: Int, domain: String) -> String {
+        ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: clumpIndex, domain: domain)
+    }
+
+    /// RFC 5545 wants at least one component in a VCALENDAR (icalendar and strict parsers reject
+    /// an empty one), but a filtered feed may match nothing tonight and must still be there for
+    /// its subscribers: it gets a UTC VTIMEZONE, which no client shows.
+    static func finishEmpty(_ stream: inout ICalendarStream) -> [UInt8] {
+        var bytes = stream.takeWrittenBytes()
+        bytes += Array(("BEGIN:VTIMEZONE\r\nTZID:UTC\r\nBEGIN:STANDARD\r\nDTSTART:19700101T000000\r\n"
+            + "TZOFFSETFROM:+0000\r\nTZOFFSETTO:+0000\r\nTZNAME:UTC\r\nEND:STANDARD\r\nEND:VTIMEZONE\r\n").utf8)
+        return bytes + stream.finish()
+    }
+
+    /// The name a channel is shown under: the user's custom name, else the feed's display name.
+    static func channelName(_ c: FetchedObject) -> String {
+        for key in ["customName", "displayName", "xmltvId"] {
+            if let s = c[key].stringValue, !s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return s }
+        }
+        return "?"
+    }
+
+    private func properties(_ name: String, description: String, file: String, image: String?) -> CalendarProperties {
+        // SOURCE (RFC 7986) only when the feeds have a public address; the channel's web site is
+        // not where the feed can be refreshed from.
+        let source = options.baseURL.map { $0.trimmingSuffix("/") + "/" + IndexPage.percentPath(file) }
+        return CalendarProperties(productID: Self.productID, name: name, description: description,
+                                  refreshInterval: options.refreshInterval, image: image, source: source)
+    }
+
+    /// The channel's programmes in the window, as calendar events, in start order. A programme
+    /// without a usable stop ends at the next later start, else after the default length: DTEND
+    /// is always after DTSTART.
     func events(of channel: ObjectID, xmltvId: String, location: String?, from windowStart: Int64, context: ObjectContext) throws -> [CalendarEvent] {
         let programmes = try context.fetchAll(
             "Programme",
@@ -143,27 +296,36 @@ public final class FeedExporter {
             keys: ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence"])
         var categories: [Int64: [String]] = [:]
         if !programmes.isEmpty {
+            // One query per channel: every category of the channel's programmes in the window.
             let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0.id.rowID) }),
                                            orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
             while let c = try cursor.next() {
                 if let p = c["programme"].integerValue, let name = c["name"].stringValue { categories[p, default: []].append(name) }
             }
         }
+        let defaultLength = max(options.defaultLength, 60)
         var events: [CalendarEvent] = []
-        for (i, p) in programmes.enumerated() {
+        events.reserveCapacity(programmes.count)
+        // Walked backwards, so that the next later start (a clump shares its start) is known
+        // without a search.
+        var groupStart: Int64? = nil
+        var nextLaterStart: Int64? = nil
+        for p in programmes.reversed() {
             guard let start = p["start"].integerValue else { continue }
-            var end = p["stop"].integerValue
-            if end == nil || end! <= start {
-                end = programmes[(i + 1)...].first { ($0["start"].integerValue ?? start) > start }?["start"].integerValue
-                    ?? start + options.defaultLength
+            if start != groupStart {
+                nextLaterStart = groupStart
+                groupStart = start
             }
-            if end! < windowStart { continue }
+            var end = p["stop"].integerValue ?? start
+            if end <= start { end = nextLaterStart ?? start + defaultLength }
+            if end <= windowStart { continue }
             events.append(CalendarEvent(
                 uid: ProgrammeUID.make(channelID: xmltvId, start: start, clumpIndex: Int(p["clumpIndex"].integerValue ?? 0), domain: options.uidDomain),
-                start: start, end: end!, summary: Self.summary(p), description: p["desc"].stringValue,
+                start: start, end: end, summary: Self.summary(p), description: p["desc"].stringValue,
                 categories: categories[p.id.rowID] ?? [], location: location, url: p["url"].stringValue,
                 stamp: p["changedAt"].integerValue ?? start, sequence: Int(p["sequence"].integerValue ?? 0)))
         }
+        events.reverse()
         return events
     }
 
@@ -176,14 +338,6 @@ public final class FeedExporter {
             s += " (" + [season.map { "S\($0)" }, episode.map { "E\($0)" }].compactMap { $0 }.joined(separator: " ") + ")"
         }
         return s
-    }
-
-    static func matches(_ e: CalendarEvent, _ feed: FilteredFeed, _ pattern: NSRegularExpression?) -> Bool {
-        if let pattern, pattern.firstMatch(in: e.summary, range: NSRange(e.summary.startIndex..., in: e.summary)) == nil { return false }
-        if let wanted = feed.categories, !wanted.contains(where: { w in e.categories.contains { $0.caseInsensitiveCompare(w) == .orderedSame } }) {
-            return false
-        }
-        return feed.titlePattern != nil || feed.categories != nil || feed.channels != nil
     }
 
     /// A file name for an id that can neither leave the output directory nor collide with
@@ -208,14 +362,76 @@ public final class FeedExporter {
 
     private func path(_ file: String) -> String { options.outputDirectory + "/" + file }
 
-    private func fileSize(_ file: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path(file)))?[.size] as? NSNumber)?.intValue ?? 0
+    /// Events, size and latest LAST-MODIFIED of a feed this exporter wrote earlier (for the index
+    /// entry of a feed that is kept as it is); nil when it cannot be read.
+    static func statistics(ofFeedAt path: String) -> (events: Int, bytes: Int, lastChange: Int64)? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (Int, Int, Int64) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            let begin = Array("\r\nBEGIN:VEVENT\r\n".utf8), modified = Array("\r\nLAST-MODIFIED:".utf8)
+            var events = 0
+            var latest: [UInt8] = []
+            var i = 0
+            let n = bytes.count
+            while i < n {
+                guard bytes[i] == 0x0D else { i += 1; continue }
+                if i + begin.count <= n, bytes[i + 2] == UInt8(ascii: "B"), begin.indices.allSatisfy({ bytes[i + $0] == begin[$0] }) {
+                    events += 1
+                    i += begin.count - 2
+                    continue
+                }
+                if i + modified.count + 16 <= n, bytes[i + 2] == UInt8(ascii: "L"), modified.indices.allSatisfy({ bytes[i + $0] == modified[$0] }) {
+                    let value = Array(bytes[(i + modified.count)..<(i + modified.count + 16)])
+                    if latest.lexicographicallyPrecedes(value) { latest = value }
+                    i += modified.count
+                    continue
+                }
+                i += 1
+            }
+            return (events, n, Self.seconds(utcDateTime: latest) ?? 0)
+        }
+    }
+
+    /// `YYYYMMDDTHHMMSSZ` as seconds since 1970.
+    static func seconds(utcDateTime v: [UInt8]) -> Int64? {
+        guard v.count == 16 else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var n = 0
+            for i in range {
+                guard v[i] >= 0x30 && v[i] <= 0x39 else { return nil }
+                n = n * 10 + Int(v[i] - 0x30)
+            }
+            return n
+        }
+        guard let y = number(0..<4), let mo = number(4..<6), let d = number(6..<8),
+              let h = number(9..<11), let mi = number(11..<13), let s = number(13..<15) else { return nil }
+        return UTCTime.seconds(year: y, month: mo, day: d) + Int64(h * 3600 + mi * 60 + s)
+    }
+
+    /// Removes the feeds that the previous export produced and this one did not (channels that
+    /// became hidden, lost their programmes or were deleted; filtered feeds no longer configured),
+    /// and temporary files left by an interrupted export. Other files of the directory are left alone.
+    private func removeStaleFeeds(previous: [String], keeping produced: Set<String>, report: inout ExportReport) throws {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: options.outputDirectory) else { return }
+        let previous = Set(previous)
+        for name in names.sorted() {
+            let isFeed = name.hasSuffix(".ics") && previous.contains(name) && !produced.contains(name)
+            let isTemporary = name.hasPrefix(".") && name.contains(".tmp-")
+            guard isFeed || isTemporary else { continue }
+            if isTemporary, let pid = Int32(name.split(separator: "-").last ?? ""), pid != getpid(), kill(pid, 0) == 0 { continue }
+            do {
+                try FileManager.default.removeItem(atPath: path(name))
+            } catch {
+                throw ExportError(message: "cannot remove the stale feed \(path(name)): \(error.localizedDescription)")
+            }
+            if isFeed { report.removed.append(name) }
+        }
     }
 
     /// Writes only when the bytes differ, through a temporary file and a rename.
     private func write(_ bytes: [UInt8], to file: String, report: inout ExportReport) throws {
         let target = path(file)
-        if let existing = FileManager.default.contents(atPath: target), existing.elementsEqual(bytes) {
+        if Self.fileHolds(target, bytes) {
             report.unchanged.append(file)
             return
         }
@@ -224,10 +440,23 @@ public final class FeedExporter {
             throw ExportError(message: "cannot write \(temporary)")
         }
         if rename(temporary, target) != 0 {
+            let reason = String(cString: strerror(errno))
             try? FileManager.default.removeItem(atPath: temporary)
-            throw ExportError(message: "cannot replace \(target): \(String(cString: strerror(errno)))")
+            throw ExportError(message: "cannot replace \(target): \(reason)")
         }
         report.written.append(file)
+    }
+
+    /// Whether the file exists with exactly these bytes (size first, then one memcmp).
+    static func fileHolds(_ path: String, _ bytes: [UInt8]) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, Int(info.st_size) == bytes.count,
+              let existing = FileManager.default.contents(atPath: path), existing.count == bytes.count else { return false }
+        return existing.withUnsafeBytes { raw in
+            bytes.withUnsafeBytes { mine in
+                bytes.isEmpty || memcmp(raw.baseAddress!, mine.baseAddress!, bytes.count) == 0
+            }
+        }
     }
 }
 

@@ -1,0 +1,45 @@
+import Foundation
+import ObjectGraph
+
+/// Stamps programmes for the feeds (module `feeds`): `changedAt` when their exported content
+/// changes (inserts are stamped by the import itself through `ImportOptions.programmeInsertValues`,
+/// without a second write), and `sequence` + 1 when their time or title changes (RFC 5545's
+/// SEQUENCE rule). Register it on every store that imports: `store.addObserver(ProgrammeRevisionObserver())`.
+public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
+    /// Changes to these bump SEQUENCE.
+    public static let sequenceKeys: Set<String> = ["start", "stop", "title"]
+    /// Changes to these restamp DTSTAMP/LAST-MODIFIED: everything the exporter writes of a programme.
+    public static let exportedKeys: Set<String> = ["start", "stop", "title", "subTitle", "desc", "season", "episode", "url", "categories"]
+    let clock: @Sendable () -> Int64
+
+    public init(clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) { self.clock = clock }
+
+    public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        let now = clock()
+        var stamped = Set<Int64>()
+        for change in changes.updated where change.id.entity == "Programme" {
+            let keys = Set(change.changedKeys)
+            guard !keys.isDisjoint(with: Self.exportedKeys) else { continue }
+            var values: [String: Value] = ["changedAt": .date(now)]
+            if !keys.isDisjoint(with: Self.sequenceKeys),
+               let current = try context.object(change.id, keys: ["sequence"]) {
+                values["sequence"] = .integer((current["sequence"].integerValue ?? 0) + 1)
+            }
+            try context.update(change.id, values)
+            stamped.insert(change.id.rowID)
+        }
+        // A changed category list changes the feed too (the programme row itself may be unchanged).
+        var owners = Set<Int64>()
+        for change in changes.all where change.id.entity == "Category" {
+            if let p = change.foreignKeys["programme"] { owners.insert(p) }
+        }
+        for change in changes.relationshipChanges where change.owner.entity == "Programme" && change.relationship == "categories" {
+            owners.insert(change.owner.rowID)
+        }
+        for rowID in owners.subtracting(stamped).sorted() {
+            let id = ObjectID(entity: "Programme", rowID: rowID)
+            guard let current = try context.object(id, keys: ["changedAt"]) else { continue }  // deleted with its categories
+            if current["changedAt"] != .date(now) { try context.update(id, ["changedAt": .date(now)]) }
+        }
+    }
+}
