@@ -61,14 +61,18 @@ public struct JobConfig: Sendable {
 
     /// The feed exporter this configuration describes.
     public func exporter(store: Store, now: Int64) -> FeedExporter {
-        var options = ExportOptions(outputDirectory: output)
+        FeedExporter(store: store, options: exportOptions(now: now))
+    }
+
+    public func exportOptions(output: String? = nil, now: Int64) -> ExportOptions {
+        var options = ExportOptions(outputDirectory: output ?? self.output)
         options.uidDomain = uidDomain
         options.baseURL = baseURL
         options.pastWindow = Int64(pastHours) * 3600
         options.refreshInterval = refreshHours * 3600
         options.filteredFeeds = filteredFeeds
         options.now = now
-        return FeedExporter(store: store, options: options)
+        return options
     }
 
     /// A file of the resource bundle beside the executable. (`Bundle.module` would crash the

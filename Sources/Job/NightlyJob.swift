@@ -27,6 +27,9 @@ public struct NightlyJob {
         defer { lock.release() }
         let model = try StoreAccess.model(userModules: config.modules)
         let store = try StoreAccess.open(path: config.database, model: model)
+        // The channels whose programmes tonight's transactions changed: only their feeds are rebuilt.
+        let dirty = DirtyOwnersObserver(parentEntity: "Channel", relationship: "programmes")
+        store.addObserver(dirty)
         try FetchState.prepare(store)
         if !dryRun { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
         var report = RunReport(dryRun: dryRun)
@@ -80,18 +83,17 @@ public struct NightlyJob {
                                outcome: "stopped by a signal")
             if status == .success { status = .tempFail }
         } else if !dryRun {
-            let feedsExist = FileManager.default.fileExists(atPath: config.output + "/index.html")
-            if touched || !feedsExist || force {
-                do {
-                    let exported = try config.exporter(store: store, now: now).export()
-                    exportLine = "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged in \(config.output)/ (open \(config.output)/index.html)"
-                } catch {
-                    if status == .success { status = .cannotCreate }
-                    exportLine = "feeds: export failed: \(error)"
-                    JobLog.logger.error("export failed: \(error)")
-                }
-            } else {
-                exportLine = "feeds: nothing changed, \(config.output)/ left as it was"
+            // Always export: the exporter rebuilds only dirty channels (and those edited since
+            // the last export), so a quiet night costs a read of the channel list.
+            do {
+                let exported = try config.exporter(store: store, now: now).export(channels: force ? nil : dirty.dirtyOwners)
+                exportLine = exported.written.isEmpty && exported.removed.isEmpty
+                    ? "feeds: nothing changed, \(config.output)/ left as it was"
+                    : "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged, \(exported.removed.count) removed in \(config.output)/ (open \(config.output)/index.html)"
+            } catch {
+                if status == .success { status = .cannotCreate }
+                exportLine = "feeds: export failed: \(error)"
+                JobLog.logger.error("export failed: \(error)")
             }
             try? RunLog.record(database: config.database, started: now, command: "run", dryRun: false, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ") + (pruned > 0 ? "; \(pruned) pruned" : ""))

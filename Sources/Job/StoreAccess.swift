@@ -1,3 +1,4 @@
+import Feeds
 import Foundation
 import GRDB
 import Listings
@@ -67,41 +68,6 @@ public enum StoreAccess {
                                               countKey: "programmeCount", lastChangedKey: "programmesChangedAt"))
         store.addObserver(ProgrammeRevisionObserver())
         return store
-    }
-}
-
-/// Stamps programmes for the feeds (module `feeds`): `changedAt` when their exported content
-/// changes (inserts are stamped by the import itself, without a second write), and `sequence` + 1 when their time or title changes (RFC 5545's SEQUENCE rule).
-final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
-    static let sequenceKeys: Set<String> = ["start", "stop", "title"]
-    static let exportedKeys: Set<String> = ["start", "stop", "title", "subTitle", "desc", "season", "episode", "url", "categories"]
-    let clock: @Sendable () -> Int64
-
-    init(clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) { self.clock = clock }
-
-    func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
-        let now = clock()
-        for change in changes.updated where change.id.entity == "Programme" {
-            let keys = Set(change.changedKeys)
-            guard !keys.isDisjoint(with: Self.exportedKeys) else { continue }
-            var values: [String: Value] = ["changedAt": .date(now)]
-            if !keys.isDisjoint(with: Self.sequenceKeys),
-               let current = try context.object(change.id, keys: ["sequence"]) {
-                values["sequence"] = .integer((current["sequence"].integerValue ?? 0) + 1)
-            }
-            try context.update(change.id, values)
-        }
-        // A changed category list changes the feed too.
-        // (Members of a programme inserted in the same batch need nothing: it is new anyway.)
-        let inserted = Set(changes.inserted.lazy.filter { $0.id.entity == "Programme" }.map(\.id.rowID))
-        var owners = Set<Int64>()
-        for change in changes.all where change.id.entity == "Category" {
-            if let p = change.foreignKeys["programme"], !inserted.contains(p) { owners.insert(p) }
-        }
-        for rowID in owners.sorted() {
-            let id = ObjectID(entity: "Programme", rowID: rowID)
-            if try context.object(id, keys: []) != nil { try context.update(id, ["changedAt": .date(now)]) }
-        }
     }
 }
 
