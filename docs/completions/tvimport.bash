@@ -186,9 +186,9 @@ _tvimport() {
 
 _tvimport_run() {
     repeating_flags=()
-    non_repeating_flags=(--dry-run --force --quiet --verbose -h --help)
+    non_repeating_flags=(--dry-run --force --quiet --verbose --wait -h --help)
     repeating_options=()
-    non_repeating_options=(--config --format)
+    non_repeating_options=(--config --format --log-format)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
@@ -197,6 +197,10 @@ _tvimport_run() {
         return
         ;;
     '--format')
+        __tvimport_add_completions -W 'text'$'\n''json'
+        return
+        ;;
+    '--log-format')
         __tvimport_add_completions -W 'text'$'\n''json'
         return
         ;;

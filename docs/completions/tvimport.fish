@@ -23,7 +23,7 @@ function __tvimport_parse_tokens -S
         __tvimport_parse_subcommand 0 'h/help'
         switch $unparsed_tokens[1]
         case 'run'
-            __tvimport_parse_subcommand 0 'config=' 'dry-run' 'format=' 'force' 'quiet' 'verbose' 'h/help'
+            __tvimport_parse_subcommand 0 'config=' 'dry-run' 'format=' 'force' 'quiet' 'verbose' 'wait' 'log-format=' 'h/help'
         case 'import'
             __tvimport_parse_subcommand -r 1 'db=' 'source=' 'dry-run' 'format=' 'force' 'verbose' 'change-file' 'no-change-file' 'h/help'
         case 'export'
@@ -109,6 +109,8 @@ complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_opti
 complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" force' -l 'force' -d 'Ignore HTTP validators and the safety guard.'
 complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" quiet' -l 'quiet' -d 'Print nothing on success.'
 complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" verbose' -l 'verbose' -d 'List every change.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" wait' -l 'wait' -d 'Wait for another run to finish instead of exiting 75.'
+complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" log-format' -l 'log-format' -d 'Log lines on stderr as text or JSON (for containers).' -rfka 'text json'
 complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport run" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" db' -l 'db' -d 'The SQLite database (created if missing).' -rfka ''
 complete -c 'tvimport' -n '__tvimport_should_offer_completions_for_flags_or_options "tvimport import" source' -l 'source' -d 'The source name (default: the first file\'s base name without extensions).' -rfka ''

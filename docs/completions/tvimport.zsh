@@ -76,6 +76,7 @@ _tvimport() {
 _tvimport_run() {
     local -i ret=1
     local -ar ___format=('text' 'json')
+    local -ar ___log_format=('text' 'json')
     local -ar arg_specs=(
         '--config[The configuration file (JSON).]:config:'
         '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
@@ -83,6 +84,8 @@ _tvimport_run() {
         '--force[Ignore HTTP validators and the safety guard.]'
         '--quiet[Print nothing on success.]'
         '--verbose[List every change.]'
+        '--wait[Wait for another run to finish instead of exiting 75.]'
+        '--log-format[Log lines on stderr as text or JSON (for containers).]:log-format:{__tvimport_complete "${___log_format[@]}"}'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
