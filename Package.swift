@@ -66,6 +66,8 @@ let package = Package(
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"], exclude: ["Fixtures"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: []),
+        // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.
+        .testTarget(name: "ReliabilityTests", dependencies: [], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
