@@ -72,4 +72,18 @@ import Glibc
             #expect(after == before, "\(c.path): changed \(Set(after.keys).union(before.keys).filter { after[$0] != before[$0] }.sorted())")
         }
     }
+
+    @Test func aDryRunOfAnHTTPSourceLeavesDatabaseFeedsAndCacheAsTheyWere() throws {
+        let box = try Sandbox()
+        let (base, stop) = try startServer(box, guide: makeGuide(channels: ["alpha.test", "beta.test"], programmes: 5))
+        defer { stop() }
+        try box.write("good.json", makeConfig(sources: [("web", base + "/good")]))
+        try #require(try box.run(["run", "--config", "good.json"]).status == 0)
+        let before = try snapshot(box)
+        // --force: the validators are ignored, so the guide is downloaded, parsed and merged again.
+        let r = try box.run(["run", "--config", "good.json", "--dry-run", "--force", "--format", "json"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdout.contains("\"dryRun\" : true"))
+        #expect(try snapshot(box) == before)
+    }
 }
