@@ -49,6 +49,7 @@ import Glibc
         let before = try snapshot(box)
         #expect(before.keys.contains("out/index.html"))
         #expect(before.keys.contains { $0.hasPrefix("tv.sqlite.cache/") }, "the last good download is kept")
+        let passwd = (try? Data(contentsOf: URL(fileURLWithPath: "/etc/passwd"))) ?? Data()
 
         // One retry and short timeouts keep the suite quick; the retry logic has its own tests.
         let quick = #", "fetch": {"retries": 1, "lowSpeedTime": 2, "totalBudget": 20}"#
@@ -58,6 +59,8 @@ import Glibc
             ("/html", 69, "HTML", quick),
             ("/reset", 69, "transfer ended early", quick),
             ("/good", 69, "limit", #", "fetch": {"retries": 0, "maxBytes": 100}"#),
+            ("/redirect-file", 69, "redirect", quick),
+            ("/slow", 69, "web", #", "fetch": {"retries": 0, "lowSpeedTime": 2}"#),
             ("/empty", 65, "safety guard", quick),
             ("/malformed", 65, "/malformed", quick),
             ("/truncated.gz", 65, "/truncated.gz", quick),
@@ -69,6 +72,7 @@ import Glibc
             #expect(r.stderr.contains(c.says), "\(c.path): stderr does not name the cause: \(r.stderr)")
             #expect(r.stderr.contains("web"), "\(c.path): stderr does not name the source")
             let after = try snapshot(box)
+            #expect(!after.values.contains { !passwd.isEmpty && $0.range(of: passwd.prefix(64)) != nil }, "\(c.path): a local file leaked in")
             #expect(after == before, "\(c.path): changed \(Set(after.keys).union(before.keys).filter { after[$0] != before[$0] }.sorted())")
         }
     }

@@ -4,7 +4,7 @@
 Usage: guide_server.py GOOD_GUIDE_FILE. Binds 127.0.0.1 on a free port and prints it. Serves:
 /good (the guide), /missing (404), /error (500 every time), /html (a login page), /empty (<tv/>),
 /malformed (an unclosed tag), /truncated.gz (half of the gzipped guide), /reset (the connection
-is reset mid-body). Stops when stdin closes or after 120 s.
+is reset mid-body), /redirect-file (302 to file:///etc/passwd), /slow (one byte a second). Stops when stdin closes or after 120 s.
 """
 import gzip
 import http.server
@@ -56,6 +56,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.rfile.close()
             self.connection.close()
             self.close_connection = True
+        elif path == '/redirect-file':
+            self.send_response(302)
+            self.send_header('Location', 'file:///etc/passwd')
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+        elif path == '/slow':
+            # Headers, then a trickle far below any sane low-speed limit.
+            self.send_response(200)
+            self.send_header('Content-Length', str(len(GOOD)))
+            self.end_headers()
+            import time
+            for i in range(20):
+                try:
+                    self.wfile.write(GOOD[i:i + 1])
+                    self.wfile.flush()
+                except OSError:
+                    return
+                time.sleep(1)
         else:
             self.reply(404, b'not found', 'text/plain')
 
