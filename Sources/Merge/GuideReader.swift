@@ -105,38 +105,55 @@ final class GuideProducer: @unchecked Sendable {
             return push(.block(prepared))
         }
         do {
-            for file in files {
-                let reader: XMLTVReader
-                do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
-                do {
-                    while let item = try reader.next() {
-                        switch item {
-                        case .channel(let c):
-                            let key = Array(c.id.utf8)
-                            if declared[key] != nil {
-                                warnings.append(ImportWarning(kind: "duplicate-channel", message: "channel '\(c.id)' is declared twice; the last declaration wins",
-                                                              source: options.source, file: file, line: c.line, channel: c.id))
-                            }
-                            declared[key] = c
-                        case .programme(let p):
-                            if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
-                                guard try flush(file) else { return }
-                                blockChannel = p.channel
-                            }
-                            block.append(p)
-                        }
-                    }
-                } catch let error as XMLTVError {
-                    throw ImportError.badInput(error)
+            var readerWarnings: [ImportWarning] = []
+            let completed = try readGuide(files: files, options: options, channel: { c, file in
+                let key = Array(c.id.utf8)
+                if declared[key] != nil {
+                    warnings.append(ImportWarning(kind: "duplicate-channel", message: "channel '\(c.id)' is declared twice; the last declaration wins",
+                                                  source: options.source, file: file, line: c.line, channel: c.id))
                 }
-                for w in reader.warnings {
-                    warnings.append(ImportWarning(kind: w.kind, message: w.message, source: options.source, file: file, line: w.line, channel: w.channel))
+                declared[key] = c
+            }, programme: { p, file in
+                if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
+                    guard try flush(file) else { return false }
+                    blockChannel = p.channel
                 }
-            }
+                block.append(p)
+                return true
+            }, warnings: &readerWarnings)
+            warnings += readerWarnings
+            guard completed else { return }
             guard try flush(files.last) else { return }
             _ = push(.end(declared: declared, warnings: warnings))
         } catch {
             _ = push(.failure(error))
         }
     }
+}
+
+/// Reads every file in turn, handing channels and programmes to the closures (a programme
+/// closure returning false stops the reading), mapping reader errors to `ImportError.badInput`
+/// and collecting each file's reading warnings. Returns false when stopped.
+func readGuide(files: [String], options: ImportOptions,
+               channel: (XMLTVChannel, String) -> Void,
+               programme: (XMLTVProgramme, String) throws -> Bool,
+               warnings: inout [ImportWarning]) throws -> Bool {
+    for file in files {
+        let reader: XMLTVReader
+        do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
+        do {
+            while let item = try reader.next() {
+                switch item {
+                case .channel(let c): channel(c, file)
+                case .programme(let p): if try !programme(p, file) { return false }
+                }
+            }
+        } catch let error as XMLTVError {
+            throw ImportError.badInput(error)
+        }
+        for w in reader.warnings {
+            warnings.append(ImportWarning(kind: w.kind, message: w.message, source: options.source, file: file, line: w.line, channel: w.channel))
+        }
+    }
+    return true
 }

@@ -20,29 +20,17 @@ final class StagedGuide {
         handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         let encoder = JSONEncoder()
         var position: UInt64 = 0
-        for file in files {
-            let reader: XMLTVReader
-            do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
-            do {
-                while let item = try reader.next() {
-                    switch item {
-                    case .channel(let c): channels[Array(c.id.utf8)] = c
-                    case .programme(let p):
-                        let data = try encoder.encode(p)
-                        handle.write(data)
-                        let key = Array(p.channel.utf8)
-                        if offsets[key] == nil { order.append(p.channel) }
-                        offsets[key, default: []].append((position, data.count))
-                        position += UInt64(data.count)
-                    }
-                }
-            } catch let error as XMLTVError {
-                throw ImportError.badInput(error)
-            }
-            for w in reader.warnings {
-                warnings.append(ImportWarning(kind: w.kind, message: w.message, source: options.source, file: file, line: w.line, channel: w.channel))
-            }
-        }
+        var staged: [ImportWarning] = []
+        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, _ in
+            let data = try encoder.encode(p)
+            handle.write(data)
+            let key = Array(p.channel.utf8)
+            if offsets[key] == nil { order.append(p.channel) }
+            offsets[key, default: []].append((position, data.count))
+            position += UInt64(data.count)
+            return true
+        }, warnings: &staged)
+        warnings = staged
         warnings.append(ImportWarning(kind: "not-grouped", message: "the guide is not grouped by channel; it was staged on disk to merge channel by channel",
                                       source: options.source, file: files.first, line: nil, channel: nil))
     }
