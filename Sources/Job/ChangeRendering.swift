@@ -83,13 +83,24 @@ enum ChangeRendering {
 
     private static func summary(_ c: MergeChange) -> String {
         guard c.kind == .update else { return "" }
-        var parts = c.attributes.filter { $0.name != "contentHash" }.map { "\($0.name): \(short($0.old)) → \(short($0.new))" }
+        var parts = c.attributes.filter { $0.name != "contentHash" }.map { a -> String in
+            let (old, new) = shortPair(a.old.description, a.new.description)
+            return "\(a.name): \(old) → \(new)"
+        }
         parts += c.relationships.map { "\($0.name): +\($0.added.count) −\($0.removed.count)" }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")"
     }
 
-    private static func short(_ v: Value) -> String {
-        let s = v.description
-        return s.count > 40 ? String(s.prefix(39)) + "…" : s
+    /// Both values cut to about 40 characters around where they start to differ, so that two long
+    /// texts that differ at the end do not look equal.
+    static func shortPair(_ a: String, _ b: String) -> (String, String) {
+        let common = zip(a, b).prefix { $0 == $1 }.count
+        let skip = a.count > 40 || b.count > 40 ? max(0, common - 10) : 0
+        func cut(_ s: String) -> String {
+            var t = String(s.dropFirst(skip))
+            if t.count > 40 { t = String(t.prefix(39)) + "…" }
+            return (skip > 0 ? "…" : "") + t
+        }
+        return (cut(a), cut(b))
     }
 }
