@@ -43,7 +43,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             precondition((a.start, a.clumpIndex) < (b.start, b.clumpIndex), "normaliser output not sorted/unique")
         }
         for p in normalised {
-            if let stop = p.stop { precondition(stop > p.start, "normalised stop \(stop) <= start \(p.start)") }
+            if let stop = p.stop { precondition(stop >= p.start, "normalised stop \(stop) < start \(p.start)") }
             _ = XMLTVTime.format(p.start)
         }
     }
