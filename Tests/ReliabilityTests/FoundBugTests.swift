@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Inputs that expose bugs found by the reliability suite; disabled until they are fixed.
+@Suite struct FoundBugTests {
+    /// A channel id can collide with a filtered feed's file name: channel `filter-news` and the
+    /// filtered feed `news` both become `filter-news.ics`. One overwrites the other (the channel's
+    /// programmes vanish from the feeds), the report counts 4 feeds written for 3 files, and
+    /// index.html links `filter-news.ics` twice.
+    @Test(.disabled("BUG: channel id 'filter-X' and filtered feed 'X' write the same file filter-X.ics"))
+    func channelFeedsAndFilteredFeedsNeverShareAFile() throws {
+        let box = try GuardedSandbox()
+        try box.write("g.xml", Data(makeGuide(channels: ["filter-news", "real.test"], programmes: 3, titlePrefix: "News").utf8))
+        try box.write("cfg.json", Data(#"{"sources": [{"name": "g", "url": "g.xml"}], "feeds": {"filtered": [{"name": "news", "title": "All news", "titlePattern": "^News"}]}}"#.utf8))
+        let r = try box.tvimport(["import", "--db", "tv.sqlite", "g.xml"])
+        try #require(r.status == 0, "\(r.stdout)\(r.stderr)")
+        let e = try box.tvimport(["export", "--db", "tv.sqlite", "--out", "feeds", "--config", "cfg.json"])
+        try #require(e.status == 0, "\(e.stdout)\(e.stderr)")
+        let ics = box.files(under: "feeds").filter { $0.hasSuffix(".ics") }
+        // Two channel feeds and one filtered feed.
+        #expect(ics.count == 3, "feeds: \(ics.map { ($0 as NSString).lastPathComponent }.sorted())")
+        let index = String(decoding: FileManager.default.contents(atPath: box.path("feeds/index.html")) ?? Data(), as: UTF8.self)
+        #expect(index.components(separatedBy: "href=\"filter-news.ics\"").count - 1 <= 1, "index.html links filter-news.ics twice")
+    }
+
+    /// A named pipe (or a shell's process substitution, `tvimport import --db tv.sqlite <(zcat guide.xml.gz)`)
+    /// cannot be imported: XMLTVReader opens the path twice (fopen to sniff the gzip magic, then
+    /// xmlReaderForFile), and an import whose programmes are not grouped by channel reads every
+    /// file a second time. The first open consumes bytes of the stream: the import either hangs
+    /// for ever (the writer has finished: the second open waits for a writer that never comes) or
+    /// fails with a misleading parse error ("Extra content at the end of the document").
+    @Test(.disabled("BUG: a FIFO input hangs for ever or loses its first bytes (the path is opened more than once)"))
+    func aNamedPipeImportsLikeAFile() throws {
+        let box = try GuardedSandbox()
+        let guide = makeGuide(channels: ["pipe.test"], programmes: 4)
+        try #require(mkfifo(box.path("fifo.xml"), 0o600) == 0)
+        let writer = Thread {
+            if let f = fopen(box.path("fifo.xml"), "w") {
+                fputs(guide, f)
+                fclose(f)
+            }
+        }
+        writer.start()
+        let r = try box.tvimport(["import", "--db", "tv.sqlite", "fifo.xml"], timeout: 20)
+        if r.status == nil {
+            // Unblock the writer (or the importer's second open) before failing.
+            if let f = fopen(box.path("fifo.xml"), "r") { fclose(f) }
+        }
+        #expect(r.status == 0, "exit \(r.status.map(String.init) ?? "timeout"): \(r.stdout)\(r.stderr)")
+    }
+}
