@@ -37,18 +37,16 @@ import Glibc
         let box = try GuardedSandbox()
         let guide = makeGuide(channels: ["pipe.test"], programmes: 4)
         try #require(mkfifo(box.path("fifo.xml"), 0o600) == 0)
-        let writer = Thread {
-            if let f = fopen(box.path("fifo.xml"), "w") {
-                fputs(guide, f)
-                fclose(f)
-            }
-        }
-        writer.start()
+        try box.write("guide.xml", Data(guide.utf8))
+        // The writer is a child process: whatever blocks or gets SIGPIPE is not the test runner.
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+        writer.arguments = ["-c", "cat guide.xml > fifo.xml"]
+        writer.currentDirectoryURL = box.work
+        try writer.run()
         let r = try box.tvimport(["import", "--db", "tv.sqlite", "fifo.xml"], timeout: 20)
-        if r.status == nil {
-            // Unblock the writer (or the importer's second open) before failing.
-            if let f = fopen(box.path("fifo.xml"), "r") { fclose(f) }
-        }
+        if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
+        writer.waitUntilExit()
         #expect(r.status == 0, "exit \(r.status.map(String.init) ?? "timeout"): \(r.stdout)\(r.stderr)")
     }
 }
