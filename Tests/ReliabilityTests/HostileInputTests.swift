@@ -196,3 +196,31 @@ let hostileCases: [HostileCase] = [
         #expect(r.status == 66, "\(r.stderr)")
     }
 }
+
+/// A damaged database is refused, never crashed on and never overwritten.
+@Suite struct HostileDatabaseTests {
+    @Test(arguments: ["truncated", "random", "header-only", "text"])
+    func damagedDatabaseIsRefusedAndLeftAlone(_ kind: String) throws {
+        let box = try GuardedSandbox()
+        try box.write("g.xml", Data(makeGuide(channels: ["db.test"], programmes: 4).utf8))
+        let good = try box.tvimport(["import", "--db", "good.sqlite", "g.xml"])
+        try #require(good.status == 0, "\(good.stdout)\(good.stderr)")
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: box.path("good.sqlite")))
+        let damaged: Data
+        switch kind {
+        case "truncated": damaged = bytes.prefix(bytes.count / 2)
+        case "random": damaged = Data((0..<5000).map { _ in UInt8.random(in: 0...255) })
+        case "header-only": damaged = Data("SQLite format 3\u{0}garbage".utf8)
+        default: damaged = Data("not a database\n".utf8)
+        }
+        try box.write("tv.sqlite", damaged)
+        for args in [["import", "--db", "tv.sqlite", "g.xml"], ["status", "--db", "tv.sqlite"],
+                     ["export", "--db", "tv.sqlite", "--out", "feeds"]] {
+            let r = try box.tvimport(args, timeout: 20)
+            let status = try #require(r.status, "\(args[0]): timeout")
+            #expect(status != 0 && status < 128, "\(kind) \(args[0]): exit \(status): \(r.stderr)")
+            #expect(FileManager.default.contents(atPath: box.path("tv.sqlite")) == damaged, "\(kind) \(args[0]) changed the file")
+        }
+        #expect(box.files(under: "feeds").filter { $0.hasSuffix(".ics") }.isEmpty)
+    }
+}
