@@ -24,4 +24,10 @@ import Testing
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
     }
+
+    @Test func concurrentImportsSerialise() throws {
+        let r = try crashTest(["0", "--concurrent", "3", "--channels", "20", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 concurrent pairs"), "\(r.stdout)")
+    }
 }
