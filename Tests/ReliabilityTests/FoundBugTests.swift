@@ -111,4 +111,41 @@ import Glibc
         // 20 warnings: a few kB of report, not 20 MB.
         #expect(r.stdout.utf8.count < 100_000, "the JSON report is \(r.stdout.utf8.count) bytes for 20 warnings")
     }
+
+    /// An import whose programmes are not grouped by channel stages them in
+    /// `$TMPDIR/tvimport-stage-<pid>-<n>.jsonl` (the whole guide as JSON) and removes the file in a
+    /// deinit: a killed import leaves it behind for ever (32 MB after 1.5 s of a 24 MB guide), and
+    /// no later run cleans up (the exporter does, for its own temporary files).
+    @Test(.disabled("BUG: a killed import leaves \$TMPDIR/tvimport-stage-*.jsonl behind, never cleaned up"))
+    func aKilledImportLeavesNoStagingFile() throws {
+        let box = try GuardedSandbox()
+        let tmp = box.work.appendingPathComponent("tmp")
+        try FileManager.default.createDirectory(at: tmp, withIntermediateDirectories: true)
+        var xml = "<?xml version=\"1.0\"?><tv>"
+        for c in 0..<50 { xml += "<channel id=\"c\(c)\"><display-name>C</display-name></channel>" }
+        for i in 0..<1000 {
+            for c in 0..<50 {   // interleaved: not grouped by channel
+                xml += "<programme start=\"\(xmltvTime(guideBase + i * 600))\" stop=\"\(xmltvTime(guideBase + i * 600 + 600))\" channel=\"c\(c)\"><title>T \(i)</title><desc>\(String(repeating: "d", count: 200))</desc></programme>\n"
+            }
+        }
+        try box.write("g.xml", Data((xml + "</tv>\n").utf8))
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binaryPath)
+        p.arguments = ["import", "--db", "tv.sqlite", "g.xml"]
+        p.currentDirectoryURL = box.work
+        p.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": tmp.path]) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(20)
+        func staged() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []).filter { $0.hasPrefix("tvimport-stage-") } }
+        while p.isRunning, staged().isEmpty, Date() < deadline { usleep(10_000) }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        try #require(!staged().isEmpty || p.terminationReason == .exit, "the import never staged")
+        // The next import runs to completion; nothing of the killed one may remain.
+        let r = try runProcess(binaryPath, ["import", "--db", "tv.sqlite", "g.xml"], in: box.work, timeout: 120, environment: ["TMPDIR": tmp.path])
+        #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
+        #expect(staged().isEmpty, "left behind: \(staged())")
+    }
 }
