@@ -116,7 +116,7 @@ import Glibc
     /// `$TMPDIR/tvimport-stage-<pid>-<n>.jsonl` (the whole guide as JSON) and removes the file in a
     /// deinit: a killed import leaves it behind for ever (32 MB after 1.5 s of a 24 MB guide), and
     /// no later run cleans up (the exporter does, for its own temporary files).
-    @Test(.disabled("BUG: a killed import leaves \$TMPDIR/tvimport-stage-*.jsonl behind, never cleaned up"))
+    @Test(.disabled("BUG: a killed import leaves $TMPDIR/tvimport-stage-*.jsonl behind, never cleaned up"))
     func aKilledImportLeavesNoStagingFile() throws {
         let box = try GuardedSandbox()
         let tmp = box.work.appendingPathComponent("tmp")
