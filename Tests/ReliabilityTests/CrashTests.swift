@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+/// The quick version of scripts/crash-test: a few SIGKILLs of a running import (and of a whole
+/// `run`, import and export), each leaving an intact database in the state before or after it.
+@Suite(.serialized) struct CrashTests {
+    func crashTest(_ args: [String]) throws -> Outcome {
+        guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
+            Issue.record("\(BinaryMissing())")
+            throw BinaryMissing()
+        }
+        return try runProcess(repoRoot.appendingPathComponent("scripts/crash-test").path, args, in: repoRoot,
+                              timeout: 600, environment: ["TVIMPORT_BIN": binaryPath])
+    }
+
+    @Test func killedImportsLeaveTheStateBeforeOrAfter() throws {
+        let r = try crashTest(["5", "--channels", "30", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("5 kills"), "\(r.stdout)")
+    }
+
+    @Test func killedRunsLeaveTheStateBeforeOrAfterAndWholeFeeds() throws {
+        let r = try crashTest(["3", "--mode", "run", "--channels", "30", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
+    }
+
+    @Test func concurrentImportsSerialise() throws {
+        let r = try crashTest(["0", "--concurrent", "3", "--channels", "20", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 concurrent pairs"), "\(r.stdout)")
+    }
+
+    /// A killed import leaves `<db>.before-<pid>` (with -wal and -shm: the copy of the database
+    /// taken for the change file) beside the database, and no later import removes it: every
+    /// killed nightly run leaks a full copy of the database.
+    @Test(.disabled("BUG: a killed import leaves <db>.before-<pid> (a copy of the database) behind for ever"))
+    func killedImportsLeaveNothingBehind() throws {
+        let r = try crashTest(["3", "--strict-leftovers", "--max-delay", "0.5", "--channels", "30", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+    }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The repository root, from this file's path (Tests/ReliabilityTests/Support.swift).
+let repoRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The built tvimport binary (the debug build that `swift test` makes).
+var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
+
+struct Outcome {
+    /// The exit code, or 128 + the signal when the process died of one; nil when it timed out and was killed.
+    var status: Int32?
+    var seconds: Double
+    var stdout: String
+    var stderr: String
+}
+
+struct BinaryMissing: Error, CustomStringConvertible {
+    var description: String { "tvimport binary not found at \(binaryPath): run `swift build` first" }
+}
+
+/// Runs `executable` with `args` in `directory`, killing it after `timeout` seconds. Output goes to
+/// files, so that no pipe can fill up.
+func runProcess(_ executable: String, _ args: [String], in directory: URL, timeout: Double = 600,
+                environment: [String: String] = [:]) throws -> Outcome {
+    let id = UUID().uuidString
+    let tmp = FileManager.default.temporaryDirectory
+    let out = tmp.appendingPathComponent("rel-out-\(id)"), err = tmp.appendingPathComponent("rel-err-\(id)")
+    FileManager.default.createFile(atPath: out.path, contents: nil)
+    FileManager.default.createFile(atPath: err.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: executable)
+    p.arguments = args
+    p.currentDirectoryURL = directory
+    var env = ProcessInfo.processInfo.environment
+    for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL"] { env[k] = nil }
+    env.merge(environment) { $1 }
+    p.environment = env
+    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+    p.standardOutput = outHandle
+    p.standardError = errHandle
+    p.standardInput = FileHandle.nullDevice
+    let start = Date()
+    try p.run()
+    var timedOut = false
+    while p.isRunning {
+        if Date().timeIntervalSince(start) > timeout {
+            timedOut = true
+            kill(p.processIdentifier, SIGKILL)
+            break
+        }
+        usleep(5_000)
+    }
+    p.waitUntilExit()
+    let seconds = Date().timeIntervalSince(start)
+    try outHandle.close(); try errHandle.close()
+    let status: Int32? = timedOut ? nil
+        : p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
+    return Outcome(status: status, seconds: seconds,
+                   stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                   stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+}
+
+/// A temporary `guard/work` pair: tvimport runs in `work`; anything that appears in `guard` or in
+/// `work` outside the expected names was written where it should not be.
+final class GuardedSandbox {
+    let guardDir: URL
+    let work: URL
+    init() throws {
+        guardDir = FileManager.default.temporaryDirectory.appendingPathComponent("reliability-\(UUID().uuidString)")
+        work = guardDir.appendingPathComponent("work")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: guardDir) }
+
+    func path(_ name: String) -> String { work.appendingPathComponent(name).path }
+
+    func write(_ name: String, _ data: Data) throws {
+        try data.write(to: work.appendingPathComponent(name))
+    }
+
+    @discardableResult
+    func tvimport(_ args: [String], timeout: Double = 60) throws -> Outcome {
+        guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
+            Issue.record("\(BinaryMissing())")
+            throw BinaryMissing()
+        }
+        return try runProcess(binaryPath, args, in: work, timeout: timeout)
+    }
+
+    /// Every path under the guard directory, relative to it.
+    func tree() -> Set<String> {
+        Set(FileManager.default.subpaths(atPath: guardDir.path) ?? [])
+    }
+
+    /// Every regular file under `work/name`.
+    func files(under name: String) -> [String] {
+        let root = path(name)
+        return (FileManager.default.subpaths(atPath: root) ?? []).map { root + "/" + $0 }.filter {
+            var isDir: ObjCBool = false
+            return FileManager.default.fileExists(atPath: $0, isDirectory: &isDir) && !isDir.boolValue
+        }
+    }
+}
+
+/// FNV-1a 64 of a file's bytes: enough to see whether a file changed.
+func checksum(_ path: String) -> UInt64? {
+    guard let data = FileManager.default.contents(atPath: path) else { return nil }
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for b in data { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+    return h
+}
+
+/// XMLTV time (UTC) of a Unix time.
+func xmltvTime(_ seconds: Int) -> String {
+    var t = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&t, &parts)
+    return String(format: "%04d%02d%02d%02d%02d%02d +0000", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                  parts.tm_hour, parts.tm_min, parts.tm_sec)
+}
+
+/// The first programme start of the generated guides: the next full hour plus one hour.
+let guideBase: Int = {
+    let now = Int(Date().timeIntervalSince1970)
+    return now - now % 3600 + 7200
+}()
+
+/// A small guide: `channels` channels with `programmes` half-hour programmes each from `start`.
+func makeGuide(channels: [String], programmes: Int, start: Int = guideBase, titlePrefix: String = "Show") -> String {
+    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv generator-info-name=\"reliability\">\n"
+    for c in channels {
+        xml += "  <channel id=\"\(c)\"><display-name>Name of \(c)</display-name></channel>\n"
+    }
+    for c in channels {
+        for i in 0..<programmes {
+            let s = start + i * 1800
+            xml += "  <programme start=\"\(xmltvTime(s))\" stop=\"\(xmltvTime(s + 1800))\" channel=\"\(c)\"><title>\(titlePrefix) \(i)</title></programme>\n"
+        }
+    }
+    return xml + "</tv>\n"
+}
