@@ -138,7 +138,7 @@ public final class FeedExporter {
         var produced = Set<String>(["index.html"])
         let windowStart = options.now - options.pastWindow
         let filters = try options.filteredFeeds.map(FilterState.init)
-        let filterFiles = options.filteredFeeds.map { "filter-" + Self.fileName(for: $0.name) }
+        let filterFiles = options.filteredFeeds.map { Self.filteredFeedPrefix + Self.fileName(for: $0.name) }
         var regenerateFilters = false
         try store.read { context in
             let channels = try context.fetchAll("Channel", orderBy: [SortKey("xmltvId")],
@@ -342,6 +342,10 @@ public final class FeedExporter {
 
     /// A file name for an id that can neither leave the output directory nor collide with
     /// another id's: every byte outside [A-Za-z0-9_-] and a leading '.' are percent-encoded.
+    /// Filtered feeds' file names start with a '~', which no channel's file name can contain
+    /// (it is percent-encoded there): a channel called "filter-news" cannot overwrite them.
+    public static let filteredFeedPrefix = "filter~"
+
     public static func fileName(for id: String) -> String {
         var name = ""
         for b in id.utf8 {

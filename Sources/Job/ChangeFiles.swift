@@ -32,9 +32,22 @@ public struct ChangeFiles {
     }
 
     public static func takeBefore(of store: Store) throws -> Before {
+        removeLeftovers(of: store.path)
         let path = store.path + ".before-\(getpid())"
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
         return Before(store: try store.copy(toPath: path), path: path)
+    }
+
+    /// Copies left by killed runs (their process is gone) would otherwise stay for ever.
+    static func removeLeftovers(of database: String) {
+        let url = URL(fileURLWithPath: database)
+        let dir = url.deletingLastPathComponent().path
+        let prefix = url.lastPathComponent + ".before-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? [] where name.hasPrefix(prefix) {
+            let pidText = name.dropFirst(prefix.count).prefix { $0.isNumber }
+            guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: (dir.isEmpty ? "." : dir) + "/" + name)
+        }
     }
 
     /// Diffs `before` with the store now and writes the change file, streaming (one root's

@@ -15,6 +15,7 @@ final class StagedGuide {
     private let handle: FileHandle
 
     init(files: [String], options: ImportOptions) throws {
+        Self.removeLeftovers()
         path = NSTemporaryDirectory() + "tvimport-stage-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl"
         FileManager.default.createFile(atPath: path, contents: nil)
         handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
@@ -33,6 +34,16 @@ final class StagedGuide {
         warnings = staged
         warnings.append(ImportWarning(kind: "not-grouped", message: "the guide is not grouped by channel; it was staged on disk to merge channel by channel",
                                       source: options.source, file: files.first, line: nil, channel: nil))
+    }
+
+    /// Staging files of killed imports (their process is gone).
+    static func removeLeftovers() {
+        let dir = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix("tvimport-stage-") {
+            let pidText = name.dropFirst("tvimport-stage-".count).prefix { $0.isNumber }
+            guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: (dir.hasSuffix("/") ? dir : dir + "/") + name)
+        }
     }
 
     deinit {

@@ -107,8 +107,8 @@ import Testing
         #expect(report.written.contains("dasErste.de.ics"))
 
         let channelFeed = directory + "/feeds/dasErste.de.ics"
-        let filteredFeed = directory + "/feeds/filter-unicode.ics"
-        let emptyFeed = directory + "/feeds/filter-nothing.ics"
+        let filteredFeed = directory + "/feeds/filter~unicode.ics"
+        let emptyFeed = directory + "/feeds/filter~nothing.ics"
         let result = try run(Self.python, [Self.parser, channelFeed, filteredFeed, emptyFeed])
         try #require(result.status == 0, "parse_feeds.py failed: \(result.stderr)")
         let output = try JSONDecoder().decode(ParseOutput.self, from: result.stdout)

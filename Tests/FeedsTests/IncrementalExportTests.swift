@@ -43,8 +43,8 @@ import Testing
         // Export twice: the second writes nothing, same bytes, same mtimes.
         let feeds = directory + "/feeds"
         let first = try FeedExporter(store: s.store, options: Self.options(feeds)).export()
-        #expect(first.written.contains("filter-news.ics") && first.written.contains("filter-movies.ics") && first.written.contains("index.html"))
-        #expect(first.written.filter { !$0.hasPrefix("filter-") && $0.hasSuffix(".ics") }.count == 12)
+        #expect(first.written.contains("filter~news.ics") && first.written.contains("filter~movies.ics") && first.written.contains("index.html"))
+        #expect(first.written.filter { !$0.hasPrefix("filter~") && $0.hasSuffix(".ics") }.count == 12)
         let before = try snapshot(feeds)
         var mtimes: [String: Date] = [:]
         for name in before.keys { mtimes[name] = try mtime(feeds + "/" + name) }
@@ -73,7 +73,7 @@ import Testing
         let after = try snapshot(feeds)
         let changed = Set(after.keys.filter { after[$0] != before[$0] })
         #expect(!changed.isEmpty)
-        #expect(changed.subtracting(dirtyFiles).subtracting(["filter-news.ics", "filter-movies.ics", "index.html"]).isEmpty,
+        #expect(changed.subtracting(dirtyFiles).subtracting(["filter~news.ics", "filter~movies.ics", "index.html"]).isEmpty,
                 "files of clean channels changed: \(changed.subtracting(dirtyFiles).sorted())")
         #expect(Set(incremental.written) == changed)
         for name in before.keys where !changed.contains(name) {
@@ -214,7 +214,7 @@ import Testing
         #expect(!String(decoding: one, as: UTF8.self).contains("Display One"))
 
         // The hidden channel's programmes leave the filtered feeds too; the index lists no hidden feed.
-        let news = FeedText.events(try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/filter-news.ics")))
+        let news = FeedText.events(try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/filter~news.ics")))
         #expect(news.values.map { $0["SUMMARY"] } == ["Evening News"])
         let index = try String(contentsOfFile: directory + "/feeds/index.html", encoding: .utf8)
         #expect(index.contains("My, One; Ünï") && !index.contains("Display Two") && !index.contains("two.tv.ics"))
@@ -236,7 +236,7 @@ import Testing
             _ = try context.update(two.id, ["customName": .string("Zwei")])
         }
         let edited = try FeedExporter(store: s.store, options: options).export(channels: [])
-        #expect(Set(edited.written) == ["two.tv.ics", "filter-news.ics", "index.html"])
+        #expect(Set(edited.written) == ["two.tv.ics", "filter~news.ics", "index.html"])
         #expect(FeedText.calendarProperties(try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/two.tv.ics")))["NAME"] == "Zwei")
     }
 
@@ -261,7 +261,7 @@ import Testing
         options.uidDomain = "tv.example.org"
         options.filteredFeeds = [FilteredFeed(name: "news", titlePattern: "news")]
         let report = try FeedExporter(store: s.store, options: options).export(channels: [])
-        #expect(Set(report.written) == ["a.tv.ics", "b.tv.ics", "filter-news.ics", "index.html"])
+        #expect(Set(report.written) == ["a.tv.ics", "b.tv.ics", "filter~news.ics", "index.html"])
         let a = String(decoding: try Data(contentsOf: URL(fileURLWithPath: directory + "/feeds/a.tv.ics")), as: UTF8.self)
         #expect(a.contains("@tv.example.org\r\n"))
         let again = try FeedExporter(store: s.store, options: options).export(channels: [])
