@@ -43,9 +43,7 @@ public struct ImportJob {
         let before = dryRun || !writeChangeFile ? nil : try ChangeFiles.takeBefore(of: store)
         do {
             let r = try importGuide(into: store, files: files, options: options, dryRun: dryRun)
-            let changed = r.channels.inserted + r.channels.updated + r.channels.deleted
-                + r.programmes.inserted + r.programmes.updated + r.programmes.deleted > 0
-            report.sources.append(.init(name: sourceName, status: changed ? "applied" : "unchanged", error: nil, report: r))
+            report.sources.append(.init(name: sourceName, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r))
         } catch let error as ImportError {
             status = .dataError
             report.sources.append(.init(name: sourceName, status: "failed", error: "\(error)", report: nil))

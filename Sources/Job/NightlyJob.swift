@@ -177,8 +177,7 @@ public struct NightlyJob {
                 }
                 try? FetchState.save(store, source: source.name, url: source.url, validators: d.validators, contentHash: d.contentHash)
             }
-            let changed = r.channels.inserted + r.channels.updated + r.channels.deleted + r.programmes.inserted + r.programmes.updated + r.programmes.deleted > 0
-            return SourceOutcome(report: .init(name: source.name, status: changed ? "applied" : "unchanged", error: nil, report: r), exitStatus: .success)
+            return SourceOutcome(report: .init(name: source.name, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r), exitStatus: .success)
         } catch let error as ImportError {
             var message = "\(error)"
             if let d = download, !d.isLocal { message = message.replacingOccurrences(of: d.file, with: source.url) }

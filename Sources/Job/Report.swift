@@ -15,11 +15,6 @@ public struct RunReport: Sendable {
 
     public init(dryRun: Bool) { self.dryRun = dryRun }
 
-    /// The worst exit status among the sources.
-    public var failureStatus: ExitStatus? {
-        sources.compactMap { $0.status == "failed" ? $0.exitStatus : nil }.first
-    }
-
     // MARK: JSON
 
     public func json(model: ObjectModel, context: ObjectContext?) -> String {
@@ -83,13 +78,5 @@ public struct RunReport: Sendable {
             }
         }
         return lines.joined(separator: "\n")
-    }
-}
-
-extension RunReport.Source {
-    var exitStatus: ExitStatus {
-        guard let e = error else { return .success }
-        if e.contains("safety guard") || e.hasPrefix("bad input") { return .dataError }
-        return .dataError
     }
 }

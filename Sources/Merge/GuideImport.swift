@@ -55,10 +55,13 @@ public struct SourceImportReport: Sendable {
     /// The safety guard's verdict, in words.
     public var guardVerdict = "passed"
     public var programmesRead = 0
-    /// Row ids of the channels whose programmes (or own attributes) changed.
-    public var touchedChannels = Set<Int64>()
-    /// The same channels by XMLTV id.
+    /// The XMLTV ids of the channels whose programmes (or own attributes) changed.
     public var touchedChannelIDs = Set<String>()
+
+    /// Whether the import changed anything at all.
+    public var changedAnything: Bool {
+        channels.inserted + channels.updated + channels.deleted + programmes.inserted + programmes.updated + programmes.deleted > 0
+    }
 }
 
 /// Why an import was refused. Nothing was changed.
@@ -200,7 +203,6 @@ public final class GuideImporter {
         report.programmes += tally
         options.progress?(report.programmesRead)
         if tally.inserted + tally.updated + tally.deleted > 0 {
-            report.touchedChannels.insert(channelID)
             report.touchedChannelIDs.insert(channel)
         }
         try context.processPendingChanges()
@@ -253,7 +255,6 @@ public final class GuideImporter {
             }
             if change.kind == .update {
                 tally.updated += 1
-                report.touchedChannels.insert(change.id.rowID)
                 if let id = try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
             }
             channelChanges.append(change)

@@ -54,7 +54,7 @@ import XMLTV
         #expect(r.programmes.unchanged == 8)
         #expect(r.channels.inserted == 0 && r.channels.updated == 0 && r.channels.deleted == 0)
         #expect(r.channels.unchanged == 2)
-        #expect(r.touchedChannels.isEmpty)
+        #expect(r.touchedChannelIDs.isEmpty)
         #expect(try h.checksum() == before)
     }
 

@@ -530,10 +530,6 @@ public final class ObjectContext {
     }
 }
 
-extension Schema {
-    static let rowIDColumnKey = rowIDColumn
-}
-
 extension Value {
     init(_ dbValue: DatabaseValue, type: AttributeType?) {
         switch dbValue.storage {
