@@ -14,6 +14,12 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
 
     public init(clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) { self.clock = clock }
 
+    /// Programme changes, and the categories of programmes (the rest of a programme's members,
+    /// its credits, are not exported).
+    public func observedChanges(in model: ObjectModel) -> ObservedChanges {
+        ObservedChanges(entities: ["Programme", "Category"], relationships: ["Programme.categories"])
+    }
+
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         let now = clock()
         var stamped = Set<Int64>()
@@ -29,13 +35,18 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
             stamped.insert(change.id.rowID)
         }
         // A changed category list changes the feed too (the programme row itself may be unchanged).
+        // Programmes inserted in this batch were stamped by their insert: no need to read them back.
         var owners = Set<Int64>()
-        for change in changes.all where change.id.entity == "Category" {
+        for change in changes.updated where change.id.entity == "Category" {
+            if let p = change.foreignKeys["programme"] { owners.insert(p) }
+        }
+        for change in changes.deleted where change.id.entity == "Category" {
             if let p = change.foreignKeys["programme"] { owners.insert(p) }
         }
         for change in changes.relationshipChanges where change.owner.entity == "Programme" && change.relationship == "categories" {
             owners.insert(change.owner.rowID)
         }
+        for change in changes.inserted where change.id.entity == "Programme" { stamped.insert(change.id.rowID) }
         for rowID in owners.subtracting(stamped).sorted() {
             let id = ObjectID(entity: "Programme", rowID: rowID)
             guard let current = try context.object(id, keys: ["changedAt"]) else { continue }  // deleted with its categories

@@ -40,22 +40,24 @@ public enum ListingsMapper {
         let (title, otherTitles) = split(p.titles)
         let (subTitle, otherSubTitles) = split(p.subTitles)
         let (desc, otherDescs) = split(p.descriptions)
-        let other = otherTitles.map { ("title", $0) } + otherSubTitles.map { ("sub-title", $0) } + otherDescs.map { ("desc", $0) }
+        var other: String? = nil
+        if !otherTitles.isEmpty || !otherSubTitles.isEmpty || !otherDescs.isEmpty {
+            let tagged = otherTitles.map { ("title", $0) } + otherSubTitles.map { ("sub-title", $0) } + otherDescs.map { ("desc", $0) }
+            other = tagged.map { "\($0.0)\t\($0.1.lang ?? "")\t\($0.1.text)" }.joined(separator: "\n")
+        }
         let preferred = p.episodeNumbers.first { $0.system == "xmltv_ns" && ($0.season != nil || $0.episode != nil) }
             ?? p.episodeNumbers.first { $0.season != nil || $0.episode != nil }
-        var values: [Value] = [
+        var values: [Value] = []
+        values.reserveCapacity(programmeKeys.count)
+        values += [
             .date(p.start), .integer(Int64(p.clumpIndex)), p.stop.map(Value.date) ?? .null, .integer(Int64(p.clumpCount)),
-            text(title?.text), text(subTitle?.text), text(desc?.text),
-            text(other.isEmpty ? nil : other.map { "\($0.0)\t\($0.1.lang ?? "")\t\($0.1.text)" }.joined(separator: "\n")),
+            text(title?.text), text(subTitle?.text), text(desc?.text), text(other),
             text(p.date), text(lines(p.keywords)), text(p.language), text(p.originalLanguage),
-            p.length.map { .integer(Int64($0)) } ?? .null,
+            integer(p.length),
             text(p.icons.first?.src), text(p.urls.first), text(p.countries.isEmpty ? nil : p.countries.joined(separator: "\n")),
             text(p.episodeNumbers.isEmpty ? nil : p.episodeNumbers.map { "\($0.system)=\($0.raw)" }.joined(separator: "\n")),
-        ]
-        for n in [preferred?.season, preferred?.seasonCount, preferred?.episode, preferred?.episodeCount, preferred?.part, preferred?.partCount] {
-            values.append(n.map { .integer(Int64($0)) } ?? .null)
-        }
-        values += [
+            integer(preferred?.season), integer(preferred?.seasonCount), integer(preferred?.episode),
+            integer(preferred?.episodeCount), integer(preferred?.part), integer(preferred?.partCount),
             text(keyed(p.video)), text(keyed(p.audio)),
             .bool(p.previouslyShown), text(p.previouslyShownStart), .bool(p.premiere), .bool(p.lastChance), .bool(p.isNew),
             text(p.subtitles.isEmpty ? nil : p.subtitles.map { $0.isEmpty ? "untyped" : $0 }.joined(separator: "\n")),
@@ -63,32 +65,42 @@ public enum ListingsMapper {
             text(p.starRatings.isEmpty ? nil : p.starRatings.map { "\($0.system ?? "")=\($0.value)" }.joined(separator: "\n")),
         ]
         // Owned members, sorted by their identifier (the merge walks them as a sorted stream);
-        // the same person in the same role twice is one credit.
+        // the same person in the same role twice is one credit: the first one listed.
         var credits: [IncomingObject] = []
-        var seenCredits = Set<[UInt8]>()
-        for (i, c) in p.credits.enumerated() where seenCredits.insert(Array((c.role + "\u{0}" + c.name).utf8)).inserted {
+        credits.reserveCapacity(p.credits.count)
+        for (i, c) in p.credits.enumerated() {
             credits.append(IncomingObject(values: [.string(c.role), .string(c.name), text(c.character), .bool(c.isGuest), .integer(Int64(i))]))
         }
-        credits.sort { identifierLess($0, $1, positions: [0, 1]) }
         var categories: [IncomingObject] = []
-        var seenCategories = Set<[UInt8]>()
-        for (i, c) in p.categories.enumerated() where !c.text.isEmpty
-            && seenCategories.insert(Array((c.text + "\u{0}" + (c.lang ?? "")).utf8)).inserted {
+        categories.reserveCapacity(p.categories.count)
+        for (i, c) in p.categories.enumerated() where !c.text.isEmpty {
             categories.append(IncomingObject(values: [.string(c.text), .string(c.lang ?? ""), .integer(Int64(i))]))
         }
-        categories.sort { identifierLess($0, $1, positions: [0, 1]) }
-        var object = IncomingObject(values: values, children: [credits, categories])
+        var object = IncomingObject(values: values, children: [sortedUnique(credits, identifier: [0, 1], position: 4),
+                                                               sortedUnique(categories, identifier: [0, 1], position: 2)])
         object.contentHash = ContentHash.of(object)
         return object
     }
 
-    static func identifierLess(_ a: IncomingObject, _ b: IncomingObject, positions: [Int]) -> Bool {
-        for p in positions {
-            let c = Value.compare(a.values[p], b.values[p])
-            if c != 0 { return c < 0 }
+    /// Members sorted by identifier, keeping the first listed (lowest `position`) of equal ones.
+    private static func sortedUnique(_ members: [IncomingObject], identifier: [Int], position: Int) -> [IncomingObject] {
+        guard members.count > 1 else { return members }
+        let sorted = members.sorted { a, b in
+            for p in identifier {
+                let c = Value.compare(a.values[p], b.values[p])
+                if c != 0 { return c < 0 }
+            }
+            return Value.compare(a.values[position], b.values[position]) < 0
         }
-        return false
+        var unique: [IncomingObject] = [sorted[0]]
+        unique.reserveCapacity(sorted.count)
+        for m in sorted.dropFirst() where identifier.contains(where: { Value.compare(m.values[$0], unique[unique.count - 1].values[$0]) != 0 }) {
+            unique.append(m)
+        }
+        return unique
     }
+
+    private static func integer(_ n: Int?) -> Value { n.map { .integer(Int64($0)) } ?? .null }
 
     private static func text(_ s: String?) -> Value {
         guard let s, !s.isEmpty else { return .null }
@@ -132,7 +144,8 @@ public enum ContentHash {
         case .null: byte(0, &h)
         case .string(let s):
             byte(1, &h)
-            for b in s.utf8 { byte(b, &h) }
+            var s = s
+            s.withUTF8 { for b in $0 { byte(b, &h) } }
             byte(0xFF, &h)
         case .integer(let i), .date(let i):
             byte(2, &h)

@@ -306,3 +306,43 @@ import Testing
         #expect(try store.read { try $0.count("Channel") + $0.count("Programme") } == 0)
     }
 }
+
+/// An observer that reads only programmes and the channels' programme lists.
+final class ProgrammeOnlyObserver: ContextObserver, @unchecked Sendable {
+    var batches: [ChangeBatch] = []
+    func observedChanges(in model: ObjectModel) -> ObservedChanges {
+        ObservedChanges(entities: ["Programme"], relationships: ["Channel.programmes"])
+    }
+    func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws { batches.append(changes) }
+}
+
+@Suite struct ObservedChangesTests {
+    /// A bulk import of credits nobody watches costs no bookkeeping, but an observer that reads
+    /// everything still gets every change: the context records what any observer wants.
+    @Test func aContextRecordsOnlyWhatItsObserversRead() throws {
+        let store = try Guide.store()
+        let narrow = ProgrammeOnlyObserver()
+        store.addObserver(narrow)
+        try store.write { (context: ObjectContext) throws in
+            let bbc = try context.insert("Channel", ["id": .string("bbc1")])
+            let news = try context.insert("Programme", ["title": .string("News")], related: ["channel": bbc])
+            try context.insert("Credit", ["person": .string("Anchor")], related: ["programme": news])
+            try context.update(bbc, ["name": .string("BBC One")])
+        }
+        let batches = narrow.batches
+        #expect(batches.flatMap(\.inserted).map(\.id.entity) == ["Programme"])
+        #expect(batches.flatMap(\.updated).isEmpty)
+        #expect(batches.flatMap(\.relationshipChanges).map { "\($0.owner.entity).\($0.relationship)" } == ["Channel.programmes"])
+
+        let everything = RecordingObserver()
+        store.addObserver(everything)
+        try store.write { (context: ObjectContext) throws in
+            let news = try #require(try context.first("Programme", keys: []))
+            try context.insert("Credit", ["person": .string("Weather")], related: ["programme": news.id])
+        }
+        #expect(everything.inserted.map(\.id.entity) == ["Credit"])
+        #expect(everything.relationshipChanges.map { "\($0.owner.entity).\($0.relationship)" } == ["Programme.credits"])
+        // Observers share one batch: the narrow one may see more than it asked for, never less.
+        #expect(narrow.batches.last?.inserted.map(\.id.entity) == ["Credit"])
+    }
+}

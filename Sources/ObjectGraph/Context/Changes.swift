@@ -94,13 +94,37 @@ public struct ChangeSummary: Sendable {
 /// Receives a context's changes (seed 003): as they are processed, inside the transaction, where
 /// it may make further changes (to keep aggregates current), and after a successful save.
 public protocol ContextObserver: AnyObject, Sendable {
+    /// Which changes this observer reads. A context records a change only when some observer
+    /// wants it: a bulk import of children nobody watches (a programme's credits) then costs no
+    /// bookkeeping at all (seed 002: fetch, and keep, no more than needed).
+    func observedChanges(in model: ObjectModel) -> ObservedChanges
     func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws
     func contextDidSave(_ summary: ChangeSummary)
     /// The transaction was rolled back (a dry run, or an error): forget what it changed.
     func contextDidRollBack()
 }
 
+/// The part of a change batch an observer reads: object changes of some entities, member changes
+/// of some to-many relationships. `nil` means all of them.
+public struct ObservedChanges: Sendable {
+    /// Entity names (a sub-entity's changes are recorded under its own name).
+    public var entities: Set<String>?
+    /// To-many relationships as "Owner.relationship", for example "Channel.programmes".
+    public var relationships: Set<String>?
+
+    public init(entities: Set<String>?, relationships: Set<String>?) {
+        self.entities = entities
+        self.relationships = relationships
+    }
+
+    public static let everything = ObservedChanges(entities: nil, relationships: nil)
+
+    func wants(entity: String) -> Bool { entities?.contains(entity) ?? true }
+    func wants(relationship: String, of owner: String) -> Bool { relationships?.contains("\(owner).\(relationship)") ?? true }
+}
+
 extension ContextObserver {
+    public func observedChanges(in model: ObjectModel) -> ObservedChanges { .everything }
     public func contextDidSave(_ summary: ChangeSummary) {}
     public func contextDidRollBack() {}
 }

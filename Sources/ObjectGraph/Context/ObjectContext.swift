@@ -100,6 +100,32 @@ public final class ObjectContext {
         self.model = store.model
         self.observers = observers
         self.recordChanges = recordChanges
+        interests = observers.map { $0.observedChanges(in: store.model) }
+    }
+
+    private let interests: [ObservedChanges]
+    private var entityObserved: [String: Bool] = [:]
+    private var relationshipObserved: [String: Bool] = [:]
+
+    /// Whether some observer reads object changes of `entity`.
+    private func isObserved(_ entity: String) -> Bool {
+        if let known = entityObserved[entity] { return known }
+        let wanted = interests.contains { $0.wants(entity: entity) }
+        entityObserved[entity] = wanted
+        return wanted
+    }
+
+    /// Whether some observer reads member changes of `owner.relationship`, naming the owner by
+    /// its entity, an ancestor or a sub-entity (the relationship is inherited both ways).
+    private func isObserved(_ relationship: String, of owner: String) -> Bool {
+        let key = owner + "." + relationship
+        if let known = relationshipObserved[key] { return known }
+        var names = model.entity(owner)?.descendants ?? [owner]
+        var entity = model.entity(owner)
+        while let parent = entity?.parent { names.append(parent); entity = model.entity(parent) }
+        let wanted = interests.contains { i in names.contains { i.wants(relationship: relationship, of: $0) } }
+        relationshipObserved[key] = wanted
+        return wanted
     }
 
     /// The underlying connection, for code that must go below the object layer.
@@ -234,15 +260,18 @@ public final class ObjectContext {
         try RawStatement.execute(plan.statement, in: db, entityName: plan.hasEntityColumn ? entity.name : nil, values: row)
         let id = ObjectID(entity: entity.name, rowID: db.lastInsertedRowID)
         plan.insertCount += 1
+        let observed = plan.isObserved
         var foreignKeys: [String: Int64] = [:]
-        for (i, r) in entity.foreignKeys.enumerated() {
+        for (i, r) in entity.foreignKeys.enumerated() where observed || plan.isInverseObserved[i] {
             if let owner = row[entity.attributes.count + i].integerValue {
-                foreignKeys[r.name] = owner
-                noteInverse(of: r, owner: owner, member: id, added: true)
+                if observed { foreignKeys[r.name] = owner }
+                if plan.isInverseObserved[i] { noteInverse(of: r, owner: owner, member: id, added: true) }
             }
         }
-        pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: entity.rowKeys, old: [],
-                                             new: recordChanges ? row : [], foreignKeys: foreignKeys))
+        if observed {
+            pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: entity.rowKeys, old: [],
+                                                 new: recordChanges ? row : [], foreignKeys: foreignKeys))
+        }
         return id
     }
 
@@ -250,10 +279,16 @@ public final class ObjectContext {
     private final class InsertPlan {
         let statement: Statement
         let hasEntityColumn: Bool
+        /// Whether observers read inserts of this entity, and member changes of the to-many
+        /// inverse of each of its foreign keys (in `entity.foreignKeys` order).
+        let isObserved: Bool
+        let isInverseObserved: [Bool]
         var insertCount = 0
-        init(statement: Statement, hasEntityColumn: Bool) {
+        init(statement: Statement, hasEntityColumn: Bool, isObserved: Bool, isInverseObserved: [Bool]) {
             self.statement = statement
             self.hasEntityColumn = hasEntityColumn
+            self.isObserved = isObserved
+            self.isInverseObserved = isInverseObserved
         }
     }
     private var insertPlans: [ObjectIdentifier: (entity: Entity, plan: InsertPlan)] = [:]
@@ -268,7 +303,9 @@ public final class ObjectContext {
         let hasEntityColumn = table.descendants.count > 1
         if hasEntityColumn { columns.insert(quote(Schema.entityColumn), at: 0) }
         let sql = "INSERT INTO \(quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        let plan = InsertPlan(statement: try db.makeStatement(sql: sql), hasEntityColumn: hasEntityColumn)
+        let plan = InsertPlan(statement: try db.makeStatement(sql: sql), hasEntityColumn: hasEntityColumn,
+                              isObserved: isObserved(entity.name),
+                              isInverseObserved: entity.foreignKeys.map { r in r.inverse.map { isObserved($0, of: r.destination) } ?? false })
         insertPlans[ObjectIdentifier(entity)] = (entity, plan)
         return plan
     }
@@ -338,6 +375,7 @@ public final class ObjectContext {
         if keys.contains(where: { !isExcluded(entity, $0) }) {
             counted.counts[entity.name, default: EntityCounts()].updated += 1
         }
+        guard isObserved(entity.name) else { return }
         pending.updated.append(ObjectChange(kind: .update, id: id, changedKeys: keys, old: keys.map { old[$0] ?? .null },
                                             new: keys.map { new[$0] ?? .null }, foreignKeys: foreignKeys))
     }
@@ -466,9 +504,11 @@ public final class ObjectContext {
         try db.execute(sql: "DELETE FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?", arguments: [id.rowID])
         counted.counts[entity.name, default: EntityCounts()].deleted += 1
         let foreignKeys = foreignKeyValues(entity, current.values)
-        pending.deleted.append(ObjectChange(kind: .delete, id: id, changedKeys: entity.rowKeys,
-                                            old: current.values, new: [],
-                                            foreignKeys: foreignKeys))
+        if isObserved(entity.name) {
+            pending.deleted.append(ObjectChange(kind: .delete, id: id, changedKeys: entity.rowKeys,
+                                                old: current.values, new: [],
+                                                foreignKeys: foreignKeys))
+        }
         for r in entity.foreignKeys {
             if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: false) }
         }
@@ -495,7 +535,8 @@ public final class ObjectContext {
     }
 
     private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool) {
-        guard let inverseName = r.inverse, let inverse = model.inverse(of: r), inverse.isToMany else { return }
+        guard let inverseName = r.inverse, isObserved(inverseName, of: r.destination),
+              let inverse = model.inverse(of: r), inverse.isToMany else { return }
         let owner = ObjectID(entity: r.destination, rowID: rowID)
         let key = RelationshipKey(owner: owner, relationship: inverseName)
         let index: Int

@@ -26,6 +26,11 @@ public final class AggregateMaintainer: ContextObserver, @unchecked Sendable {
         self.clock = clock
     }
 
+    /// Member changes of the relationship, and updates of its members.
+    public func observedChanges(in model: ObjectModel) -> ObservedChanges {
+        membersOf(parentEntity, relationship, in: model)
+    }
+
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         guard let parent = context.model.entity(parentEntity), let r = parent.relationship(relationship),
               let inverse = r.inverse else { return }
@@ -72,6 +77,13 @@ public final class DirtyOwnersObserver: ContextObserver, @unchecked Sendable {
     public var dirtyOwners: Set<Int64> { lock.withLock { saved } }
     public func reset() { lock.withLock { saved.removeAll() } }
 
+    /// Member changes of the relationship, changes of its members and of the parents themselves.
+    public func observedChanges(in model: ObjectModel) -> ObservedChanges {
+        var observed = membersOf(parentEntity, relationship, in: model)
+        observed.entities?.formUnion(model.entity(parentEntity)?.descendants ?? [])
+        return observed
+    }
+
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         guard let parent = context.model.entity(parentEntity), let r = parent.relationship(relationship),
               let inverse = r.inverse, let destination = context.model.entity(r.destination) else { return }
@@ -94,4 +106,12 @@ public final class DirtyOwnersObserver: ContextObserver, @unchecked Sendable {
             pendingOwners.removeAll()
         }
     }
+}
+
+/// The relationship `parentEntity.relationship` and every entity its members can be (the
+/// destination's whole hierarchy, since members are matched by root entity).
+private func membersOf(_ parentEntity: String, _ relationship: String, in model: ObjectModel) -> ObservedChanges {
+    guard let r = model.entity(parentEntity)?.relationship(relationship), let destination = model.entity(r.destination),
+          let root = model.entity(destination.rootName) else { return .everything }
+    return ObservedChanges(entities: Set(root.descendants), relationships: [parentEntity + "." + relationship])
 }
