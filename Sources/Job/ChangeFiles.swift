@@ -17,25 +17,33 @@ public struct ChangeFiles {
         directory = (dir.isEmpty ? "." : dir) + "/changes"
     }
 
-    /// A copy of the database taken before a run changes it: the "before" side of the diff.
+    /// The database as it was before a run changed it (a frozen read view, no copy): the
+    /// "before" side of the diff, and an observer of the programmes written since, so that the
+    /// diff reads only those.
     public final class Before {
+        let view: FrozenStoreView
         let store: Store
-        let path: String
-        init(store: Store, path: String) {
+        let touched = TouchedObjectsObserver(entities: ["Programme"])
+        private var isDiscarded = false
+        init(view: FrozenStoreView, store: Store) {
+            self.view = view
             self.store = store
-            self.path = path
         }
         func discard() {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            guard !isDiscarded else { return }
+            isDiscarded = true
+            view.close()
+            store.checkpoint()   // the view held the log back: fold it in now
         }
         deinit { discard() }
     }
 
     public static func takeBefore(of store: Store) throws -> Before {
+        // Earlier versions copied the database beside it; a killed run's copy is removed here.
         removeLeftovers(of: store.path)
-        let path = store.path + ".before-\(getpid())"
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        return Before(store: try store.copy(toPath: path), path: path)
+        let before = Before(view: try FrozenStoreView(of: store), store: store)
+        store.addObserver(before.touched)
+        return before
     }
 
     /// Copies left by killed runs (their process is gone) would otherwise stay for ever.
@@ -52,7 +60,9 @@ public struct ChangeFiles {
 
     /// Diffs `before` with the store now and writes the change file, streaming (one root's
     /// changes in memory at a time); nil when nothing changed. `channels`, when given, are the
-    /// only channels present on both sides that can have changed (the importer's touched ones).
+    /// only channels present on both sides that can have changed (the importer's touched ones);
+    /// `touched`, the row ids of the objects written since `before` (`Before.touched`), so that
+    /// only those are read and compared.
     @discardableResult
     public func record(before: Before, after store: Store, runID: String, channels: Set<String>? = nil) throws -> String? {
         defer { before.discard() }
@@ -74,11 +84,11 @@ public struct ChangeFiles {
         do {
             try document.write(#"{"excluded":[],"model":"# + String(decoding: try encoder.encode(store.fingerprint), as: UTF8.self) + #","changes":["#)
             try patch.write("[")
-            try before.store.read { old in
+            try before.view.read { old in
                 try store.read { new in
                     try diff.diff(from: old, to: new, comparing: channels.map { set in
                         { entity, id in entity != "Channel" || (id.first?.value.stringValue).map(set.contains) ?? true }
-                    }) { change in
+                    }, touched: before.touched.touched) { change in
                         try document.write((count == 0 ? "" : ",") + String(decoding: try encoder.encode(change), as: UTF8.self))
                         for op in ChangeDocument(model: store.fingerprint, changes: [change]).jsonPatch() {
                             try patch.write((patch.written == 1 ? "" : ",") + String(decoding: try encoder.encode(op), as: UTF8.self))

@@ -55,11 +55,19 @@ public struct GraphDiff: Sendable {
     ///
     /// `comparing`, when given, limits the roots present on both sides that are walked (the
     /// importer knows which it touched): roots only on one side are always reported.
+    ///
+    /// `touched`, when given, holds per entity name the row ids of the objects written between
+    /// `old` and `new` (see `TouchedObjectsObserver`; valid only when `new` is `old` changed
+    /// through contexts, since it relies on row ids): members of those entities under an owner
+    /// present on both sides are then walked only if touched, so a change file costs what
+    /// changed, not the size of the changed channels. Under an owner present on one side only,
+    /// every member is walked (they were inserted or deleted with it).
     public func diff(from old: ObjectContext, to new: ObjectContext,
                      comparing: ((_ entityName: String, _ id: [IdentifierComponent]) -> Bool)? = nil,
+                     touched: [String: Set<Int64>]? = nil,
                      each body: (ObjectDiff) throws -> Void) throws {
         let walker = Walker(schema: schema, old: IdentityRenderer(context: old, schema: schema),
-                            new: IdentityRenderer(context: new, schema: schema))
+                            new: IdentityRenderer(context: new, schema: schema), touched: touched ?? [:])
         for entity in schema.rootEntities {
             let a = try RootStream(entity: entity, renderer: walker.old)
             let b = try RootStream(entity: entity, renderer: walker.new)
@@ -156,10 +164,17 @@ final class IdentityRenderer {
         return ObjectReference(entityName: objectID.entity, id: id)
     }
 
-    /// The members of an owning relationship, with their identifiers, sorted by identifier.
-    func members(of owner: FetchedObject, _ r: Relationship) throws -> [(id: [DiffValue], object: FetchedObject)] {
+    /// The members of an owning relationship, with their identifiers, sorted by identifier;
+    /// only those whose row id is in `only`, when given.
+    func members(of owner: FetchedObject, _ r: Relationship, only: Set<Int64>? = nil) throws -> [(id: [DiffValue], object: FetchedObject)] {
         var objects: [FetchedObject] = []
-        if let ahead = prefetched.removeValue(forKey: PrefetchKey(owner: owner.id, relationship: r.name)) {
+        if let only, r.isToMany, let inverse = schema.model.inverse(of: r), inverse.storesForeignKey {
+            // Row ids first (an index scan), then whole rows of the touched members only.
+            for member in try context.fetchAll(r.destination, where: .related(inverse.name, owner.id), keys: [])
+            where only.contains(member.id.rowID) {
+                if let o = try context.object(member.id) { objects.append(o) }
+            }
+        } else if let ahead = prefetched.removeValue(forKey: PrefetchKey(owner: owner.id, relationship: r.name)) {
             objects = ahead
         } else if r.isToMany, let inverse = schema.model.inverse(of: r), inverse.storesForeignKey {
             objects = try context.fetchAll(r.destination, where: .related(inverse.name, owner.id))
@@ -263,11 +278,14 @@ final class Walker {
     let schema: DiffSchema
     let old: IdentityRenderer
     let new: IdentityRenderer
+    /// Row ids of the objects written between the two sides, per entity name (see `diff`).
+    let touched: [String: Set<Int64>]
 
-    init(schema: DiffSchema, old: IdentityRenderer, new: IdentityRenderer) {
+    init(schema: DiffSchema, old: IdentityRenderer, new: IdentityRenderer, touched: [String: Set<Int64>] = [:]) {
         self.schema = schema
         self.old = old
         self.new = new
+        self.touched = touched
     }
 
     /// The diffs of two matched objects (either may be absent). Objects of different entities
@@ -301,8 +319,10 @@ final class Walker {
             }
         }
         for r in schema.owning(entity) {
-            let oms = try o.map { try old.members(of: $0, r) } ?? []
-            let nms = try n.map { try new.members(of: $0, r) } ?? []
+            // Under an owner on both sides, untouched members are equal on both: skip them.
+            let only = o != nil && n != nil ? touched[r.destination] : nil
+            let oms = try o.map { try old.members(of: $0, r, only: only) } ?? []
+            let nms = try n.map { try new.members(of: $0, r, only: only) } ?? []
             var members: [ObjectDiff] = []
             var i = 0, j = 0
             while i < oms.count || j < nms.count {

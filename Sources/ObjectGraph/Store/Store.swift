@@ -101,6 +101,13 @@ public final class Store: Sendable {
         }
     }
 
+    /// Copies the write-ahead log into the database file and empties it (after a long-lived
+    /// reader, such as a `FrozenStoreView`, held it back). Best effort: a busy log stays for the
+    /// next checkpoint.
+    public func checkpoint() {
+        _ = try? queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+    }
+
     /// Direct access for code below the object layer (benchmarks, run records, raw checks).
     public func withDatabase<T>(_ body: (Database) throws -> T) throws -> T {
         try queue.writeWithoutTransaction(body)
