@@ -70,10 +70,12 @@ final class StagedGuide {
     }
 }
 
-/// Inputs that cannot be read twice (named pipes, /dev/stdin, process substitution), copied once
-/// to a temporary file named like a staging file (so a killed run's copy is cleaned up the same
-/// way) and read from there: a guide not grouped by channel is read a second time to stage it.
-/// Regular files are read where they are.
+/// Inputs that cannot be read twice (named pipes: process substitution, /dev/stdin from a pipe),
+/// copied once to a temporary file named like a staging file (so a killed run's copy is cleaned up
+/// the same way) and read from there: a guide not grouped by channel is read a second time to
+/// stage it. The copy takes as much disk as the stream (compressed bytes stay compressed). Other
+/// files are read where they are: a device such as /dev/zero is not copied for ever, the reader
+/// rejects it at once.
 final class RereadableInputs {
     /// The path to read each file from, in the order given.
     let paths: [String]
@@ -86,8 +88,9 @@ final class RereadableInputs {
         defer { if paths.count < files.count { for copy in names.keys { unlink(copy) } } }
         for file in files {
             var info = stat()
-            guard stat(file, &info) == 0, info.st_mode & S_IFMT != S_IFREG else {
-                paths.append(file)   // a regular file, or one the reader reports as unreadable
+            let kind = stat(file, &info) == 0 ? info.st_mode & S_IFMT : 0
+            guard kind == S_IFIFO || kind == S_IFSOCK else {
+                paths.append(file)   // re-readable, or unreadable (the reader says why)
                 continue
             }
             let copy = StagedGuide.temporaryPath(suffix: "input")

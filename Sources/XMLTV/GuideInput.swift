@@ -124,9 +124,16 @@ final class GuideInput {
             z.pointee.next_in = raw + rawStart
             z.pointee.avail_in = UInt32(rawEnd - rawStart)
             let status = CLibXML2.inflate(z, Z_NO_FLUSH)
-            rawStart = rawEnd - Int(z.pointee.avail_in)
+            let consumed = rawEnd - rawStart - Int(z.pointee.avail_in)
+            rawStart += consumed
             switch status {
-            case Z_OK, Z_BUF_ERROR:
+            case Z_OK:
+                continue
+            case Z_BUF_ERROR where consumed == 0 && rawStart < rawEnd:
+                // No progress with input and room for output: never expected, but never spin on it.
+                failure = "gzip data is corrupt (zlib makes no progress)"
+                return -1
+            case Z_BUF_ERROR:
                 continue
             case Z_STREAM_END:
                 inMember = false
