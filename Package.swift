@@ -16,7 +16,8 @@ let package = Package(
     ],
     targets: [
         // C libraries, each behind one small shim.
-        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        // CLibXML2 also holds zlib, with which the XMLTV reader inflates gzip itself.
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev", "zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
 
         // A small Core Data for Linux: entity model built from modules, SQLite store, contexts,

@@ -6,6 +6,9 @@
 #include <libxml/xmlreader.h>
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
+// zlib (libxml2's own compression library): the reader inflates gzip itself, because libxml2's
+// gzip input stops after the first member of a multi-member file.
+#include <zlib.h>
 
 // Swift 6 refuses C global variables such as xmlFree: call it through a function.
 static inline void tv_xmlFree(void *pointer) { xmlFree(pointer); }
@@ -18,4 +21,6 @@ static inline void tv_ignoreGenericError(void *context, const char *message, ...
     (void)message;
 }
 static inline void tv_silenceGenericErrors(void) { xmlSetGenericErrorFunc(NULL, tv_ignoreGenericError); }
+// inflateInit2 is a macro (it passes the library version and struct size): Swift cannot call it.
+static inline int tv_inflateInit2(z_streamp stream, int windowBits) { return inflateInit2(stream, windowBits); }
 #endif

@@ -16,7 +16,7 @@ struct PreparedBlock: Sendable {
     static func prepare(_ channel: String, _ programmes: [XMLTVProgramme], file: String?, options: ImportOptions) -> PreparedBlock? {
         let (clean, warnings) = ScheduleNormaliser.normalise(programmes, channel: channel)
         let importWarnings = warnings.map {
-            ImportWarning(kind: $0.kind, message: $0.message, source: options.source, file: file, line: $0.line, channel: $0.channel ?? channel)
+            ImportWarning(kind: $0.kind, message: $0.message, source: options.source, file: file, line: $0.line, channel: $0.channel ?? channel.excerpt())
         }
         guard let first = clean.first else {
             return importWarnings.isEmpty ? nil : PreparedBlock(channel: channel, incoming: [], windowStart: 0, windowEnd: 0,
@@ -109,8 +109,8 @@ final class GuideProducer: @unchecked Sendable {
             let completed = try readGuide(files: files, options: options, channel: { c, file in
                 let key = Array(c.id.utf8)
                 if declared[key] != nil {
-                    warnings.append(ImportWarning(kind: "duplicate-channel", message: "channel '\(c.id)' is declared twice; the last declaration wins",
-                                                  source: options.source, file: file, line: c.line, channel: c.id))
+                    warnings.append(ImportWarning(kind: "duplicate-channel", message: "channel '\(c.id.excerpt())' is declared twice; the last declaration wins",
+                                                  source: options.source, file: file, line: c.line, channel: c.id.excerpt()))
                 }
                 declared[key] = c
             }, programme: { p, file in

@@ -15,8 +15,7 @@ final class StagedGuide {
     private let handle: FileHandle
 
     init(files: [String], options: ImportOptions) throws {
-        Self.removeLeftovers()
-        path = NSTemporaryDirectory() + "tvimport-stage-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).jsonl"
+        path = Self.temporaryPath(suffix: "jsonl")
         FileManager.default.createFile(atPath: path, contents: nil)
         handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         let encoder = JSONEncoder()
@@ -36,7 +35,12 @@ final class StagedGuide {
                                       source: options.source, file: files.first, line: nil, channel: nil))
     }
 
-    /// Staging files of killed imports (their process is gone).
+    /// A new name for a staging file of this process: `removeLeftovers` knows the pattern.
+    static func temporaryPath(suffix: String) -> String {
+        NSTemporaryDirectory() + "tvimport-stage-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).\(suffix)"
+    }
+
+    /// Staging files (and input copies) of killed imports (their process is gone).
     static func removeLeftovers() {
         let dir = NSTemporaryDirectory()
         for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where name.hasPrefix("tvimport-stage-") {
@@ -66,10 +70,102 @@ final class StagedGuide {
     }
 }
 
+/// Inputs that cannot be read twice (named pipes: process substitution, /dev/stdin from a pipe),
+/// copied once to a temporary file named like a staging file (so a killed run's copy is cleaned up
+/// the same way) and read from there: a guide not grouped by channel is read a second time to
+/// stage it. The copy takes as much disk as the stream (compressed bytes stay compressed). Other
+/// files are read where they are: a device such as /dev/zero is not copied for ever, the reader
+/// rejects it at once.
+final class RereadableInputs {
+    /// The path to read each file from, in the order given.
+    let paths: [String]
+    /// Copy -> the name the user gave, for messages.
+    private let names: [String: String]
+
+    init(files: [String]) throws {
+        var paths: [String] = [], names: [String: String] = [:]
+        // Whatever is copied so far is removed if a later copy fails.
+        defer { if paths.count < files.count { for copy in names.keys { unlink(copy) } } }
+        for file in files {
+            var info = stat()
+            let kind = stat(file, &info) == 0 ? info.st_mode & S_IFMT : 0
+            guard kind == S_IFIFO || kind == S_IFSOCK else {
+                paths.append(file)   // re-readable, or unreadable (the reader says why)
+                continue
+            }
+            let copy = StagedGuide.temporaryPath(suffix: "input")
+            names[copy] = file
+            try Self.copy(file, to: copy)
+            paths.append(copy)
+        }
+        self.paths = paths
+        self.names = names
+    }
+
+    deinit {
+        for copy in names.keys { unlink(copy) }
+    }
+
+    /// The name the user gave for `path` (a copy's original), or `path` itself.
+    func name(of path: String) -> String {
+        names[path] ?? path
+    }
+
+    /// Copies the bytes as they come (a gzip stream stays compressed), in constant memory.
+    private static func copy(_ file: String, to copy: String) throws {
+        func failure(_ what: String) -> ImportError {
+            ImportError.badInput(XMLTVError(file: file, message: "\(what): \(String(cString: strerror(errno)))"))
+        }
+        let source = open(file, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw failure("cannot open") }
+        defer { close(source) }
+        let target = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard target >= 0 else { throw failure("cannot create the temporary copy \(copy)") }
+        defer { close(target) }
+        let size = 1 << 20
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let got = read(source, buffer, size)
+            if got == 0 { return }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot read")
+            }
+            var written = 0
+            while written < got {
+                let n = write(target, buffer + written, got - written)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw failure("cannot write the temporary copy \(copy)")
+                }
+                written += n
+            }
+        }
+    }
+}
+
 /// Imports XMLTV files as one source in one transaction (rolled back when `dryRun`), streaming
 /// channel by channel; a guide not grouped by channel is staged on disk and merged again.
 public func importGuide(into store: Store, files: [String], options: ImportOptions, dryRun: Bool,
                         overwritable: [String: Set<String>] = [:]) throws -> SourceImportReport {
+    StagedGuide.removeLeftovers()
+    let inputs = try RereadableInputs(files: files)
+    do {
+        var report = try importGuide(into: store, readable: inputs.paths, options: options, dryRun: dryRun,
+                                     overwritable: overwritable)
+        for i in report.warnings.indices {
+            if let file = report.warnings[i].file { report.warnings[i].file = inputs.name(of: file) }
+        }
+        return report
+    } catch ImportError.badInput(var error) {
+        error.file = inputs.name(of: error.file)
+        throw ImportError.badInput(error)
+    }
+}
+
+private func importGuide(into store: Store, readable files: [String], options: ImportOptions, dryRun: Bool,
+                         overwritable: [String: Set<String>]) throws -> SourceImportReport {
     do {
         return try store.write(dryRun: dryRun) { context in
             try GuideImporter(context: context, options: options, overwritable: overwritable).run(files: files)

@@ -175,7 +175,8 @@ public enum XMLTVItem: Sendable {
 
 /// Something odd in the data that did not stop the import. `kind` is one of "duplicate",
 /// "conflicting-duplicate", "overlap", "missing-stop", "repaired-stop", "dropped-stop", "timezone",
-/// "bad-time", "missing-title", "missing-channel", "missing-id", "bad-clumpidx", "truncated-warnings".
+/// "bad-time", "missing-title", "missing-channel", "missing-id", "bad-clumpidx", "truncated-warnings",
+/// "gzip-trailing-garbage". Values from the input are quoted as excerpts (`String.excerpt`).
 public struct XMLTVWarning: Sendable, Hashable, Codable {
     public var kind: String
     public var message: String

@@ -5,8 +5,9 @@ public enum ScheduleNormaliser {
     public static func normalise(_ programmes: [XMLTVProgramme], channel: String)
         -> (programmes: [XMLTVProgramme], warnings: [XMLTVWarning]) {
         var warnings: [XMLTVWarning] = []
+        let shownChannel = channel.excerpt()
         func warn(_ kind: String, _ message: String, _ p: XMLTVProgramme) {
-            warnings.append(XMLTVWarning(kind: kind, message: message, line: p.line, channel: channel))
+            warnings.append(XMLTVWarning(kind: kind, message: message, line: p.line, channel: shownChannel))
         }
 
         // Identity is (start, clumpIndex); document order (line) decides which copy wins.
@@ -84,7 +85,7 @@ public enum ScheduleNormaliser {
 
     /// "'Title' at 20011228113100-|20011228113101", the way tv_sort names programmes.
     static func describe(_ p: XMLTVProgramme) -> String {
-        let title = p.titles.first?.text ?? "(untitled)"
+        let title = p.titles.first?.text.excerpt() ?? "(untitled)"
         let stop = p.stop.map { XMLTVTime.format($0) } ?? ""
         return "'\(title)' at \(XMLTVTime.format(p.start))-|\(stop)"
     }

@@ -1,4 +1,9 @@
 // Whitespace rules for element text, applied to raw UTF-8 bytes to avoid intermediate Strings.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 enum TextMode {
     /// Titles and names: trim, and every inner run of whitespace becomes one space.
@@ -73,4 +78,27 @@ extension String {
         var copy = self
         return copy.withUTF8 { normalisedText($0, mode) }
     }
+}
+
+extension String {
+    /// The string as a message may quote it: whole when short, otherwise its first `limit`
+    /// Unicode scalars and "… (N bytes)". Scalars, not characters: one character can hold any
+    /// number of combining marks. Values come from the input and libxml2 allows 10 MB each.
+    public func excerpt(limit: Int = 80) -> String {
+        let scalars = unicodeScalars
+        guard let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+              end != scalars.endIndex else { return self }
+        return String(scalars[..<end]) + "… (\(utf8.count) bytes)"
+    }
+}
+
+/// `excerpt` of a NUL-terminated UTF-8 value from libxml2, without copying all of it first.
+func excerpt(_ value: UnsafePointer<UInt8>, limit: Int = 80) -> String {
+    let count = strlen(value)
+    // (limit + 1) * 4 bytes hold more than `limit` scalars whenever the value is longer.
+    let head = String(decoding: UnsafeBufferPointer(start: value, count: min(count, (limit + 1) * 4)), as: UTF8.self)
+    let scalars = head.unicodeScalars
+    guard let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
+          end != scalars.endIndex else { return head }
+    return String(scalars[..<end]) + "… (\(count) bytes)"
 }

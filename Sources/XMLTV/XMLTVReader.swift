@@ -40,33 +40,32 @@ public final class XMLTVReader {
     private var failure: XMLTVError?
     private var warnedMissingZone = false
     private var lastBytesRead: Int64 = 0
-    private let gzipSize: UInt32?         // ISIZE trailer of a gzip file, to catch truncation
+    private let input: GuideInput
 
+    /// Opens `path` (once: a named pipe or /dev/stdin works too). Throws when it cannot be read.
     public init(path: String, options: XMLTVReaderOptions = .init()) throws(XMLTVError) {
         self.path = path
         self.options = options
-        guard let file = fopen(path, "rb") else {
-            throw XMLTVError(file: path, message: "cannot open: \(String(cString: strerror(errno)))")
+        do {
+            input = try GuideInput(path: path)
+        } catch {
+            throw XMLTVError(file: path, message: error.message)
         }
-        var magic: (UInt8, UInt8) = (0, 0)
-        let got = withUnsafeMutableBytes(of: &magic) { fread($0.baseAddress, 1, 2, file) }
-        isGzip = got == 2 && magic.0 == 0x1f && magic.1 == 0x8b
-        var trailer: UInt32? = nil
-        if isGzip, fseek(file, -4, SEEK_END) == 0 {
-            var bytes: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
-            if withUnsafeMutableBytes(of: &bytes, { fread($0.baseAddress, 1, 4, file) }) == 4 {
-                trailer = UInt32(bytes.0) | UInt32(bytes.1) << 8 | UInt32(bytes.2) << 16 | UInt32(bytes.3) << 24
-            }
-        }
-        gzipSize = trailer
-        fclose(file)
+        isGzip = input.isGzip
 
         tv_silenceGenericErrors()
         // NONET: never fetch a DTD; no NOENT/DTDLOAD: entities are not expanded or loaded.
         let flags = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue | XML_PARSE_COMPACT.rawValue
             | XML_PARSE_BIG_LINES.rawValue)
-        guard let reader = xmlReaderForFile(path, nil, flags) else {
-            throw XMLTVError(file: path, message: "libxml2 cannot open the file")
+        // libxml2 calls back (already here, for the first bytes) while `input` is alive: the reader owns both.
+        let context = Unmanaged.passUnretained(input).toOpaque()
+        guard let reader = xmlReaderForIO({ context, buffer, length in
+            guard let context, let buffer else { return -1 }
+            let input = Unmanaged<GuideInput>.fromOpaque(context).takeUnretainedValue()
+            let bytes = UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: UInt8.self)
+            return Int32(input.read(into: bytes, count: Int(length)))
+        }, nil, context, path, nil, flags) else {
+            throw XMLTVError(file: path, message: input.failure ?? "libxml2 cannot read the file")
         }
         self.reader = reader
         xmlTextReaderSetStructuredErrorHandler(reader, { context, error in
@@ -74,7 +73,7 @@ public final class XMLTVReader {
             let sink = Unmanaged<ErrorSink>.fromOpaque(context).takeUnretainedValue()
             guard error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue, sink.message == nil else { return }
             let text = error.pointee.message.map { String(cString: $0) } ?? "XML error \(error.pointee.code)"
-            sink.message = text.normalised(.collapse)
+            sink.message = text.normalised(.collapse).excerpt(limit: 200)
             sink.line = error.pointee.line > 0 ? Int(error.pointee.line) : nil
         }, Unmanaged.passUnretained(sink).toOpaque())
     }
@@ -101,7 +100,7 @@ public final class XMLTVReader {
                 let name = xmlTextReaderConstLocalName(reader)!
                 if depth == 0 {
                     guard nameIs(name, "tv") else {
-                        throw error("root element is <\(String(cString: name))>, not <tv>")
+                        throw error("root element is <\(excerpt(name))>, not <tv>")
                     }
                     rootOpen = true
                     if xmlTextReaderIsEmptyElement(reader) == 1 { rootClosed = true }
@@ -116,8 +115,10 @@ public final class XMLTVReader {
             guard rootOpen, rootClosed else {
                 throw error(rootOpen ? "document ends before </tv> (truncated file?)" : "no <tv> element")
             }
-            if let gzipSize, UInt32(truncatingIfNeeded: bytesRead) != gzipSize {
-                throw error("gzip data is truncated or corrupt (\(bytesRead) bytes read, trailer says \(gzipSize))")
+            // libxml2 may stop short of the end: a damaged gzip tail must still be an error.
+            guard input.readToEnd() else { throw inputError() }
+            if input.ignoredTrailingGarbage {
+                warn("gzip-trailing-garbage", "bytes after the last gzip member ignored (not gzip data)", line: nil)
             }
             finished = true
             return nil
@@ -202,6 +203,9 @@ public final class XMLTVReader {
         return found
     }
 
+    /// libxml2's limit for one text node (XML_MAX_TEXT_LENGTH), applied to an element's whole text.
+    static let maxTextBytes = 10_000_000
+
     /// The element's own text (nested elements skipped), normalised; consumes the element.
     private func readText(_ mode: TextMode) throws(XMLTVError) -> String {
         if xmlTextReaderIsEmptyElement(reader) == 1 { return "" }
@@ -213,6 +217,10 @@ public final class XMLTVReader {
             case NodeType.text, NodeType.cdata, NodeType.whitespace, NodeType.significantWhitespace:
                 if let value = xmlTextReaderConstValue(reader) {
                     scratch.append(contentsOf: UnsafeBufferPointer(start: value, count: strlen(value)))
+                    // libxml2 refuses one text node over 10 MB; comments between nodes must not get round that.
+                    if scratch.count > Self.maxTextBytes {
+                        throw error("element text longer than \(Self.maxTextBytes) bytes")
+                    }
                 }
             case NodeType.element:
                 try consume()
@@ -278,7 +286,7 @@ public final class XMLTVReader {
         let line = currentLine
         var channel: String?
         var start: Int64?, stop: Int64?
-        var badStart: String?, badStop: String?, hasStart = false
+        var badStart: String?, badStop: String?, hasStart = false   // excerpts, for warnings
         var clump: String?
         forEachAttribute { name, value in
             if nameIs(name, "channel") {
@@ -286,10 +294,10 @@ public final class XMLTVReader {
             } else if nameIs(name, "start") {
                 hasStart = true
                 start = utc(value)
-                if start == nil { badStart = String(cString: value) }
+                if start == nil { badStart = excerpt(value) }
             } else if nameIs(name, "stop") {
                 stop = utc(value)
-                if stop == nil { badStop = String(cString: value) }
+                if stop == nil { badStop = excerpt(value) }
             } else if nameIs(name, "clumpidx") {
                 clump = String(cString: value)
             }
@@ -317,7 +325,7 @@ public final class XMLTVReader {
             if let (index, count) = parseClump(clump) {
                 (programme.clumpIndex, programme.clumpCount) = (index, count)
             } else {
-                warn("bad-clumpidx", "bad clumpidx '\(clump)' read as 0/1", line: line, channel: channel)
+                warn("bad-clumpidx", "bad clumpidx '\(clump.excerpt())' read as 0/1", line: line, channel: channel)
             }
         }
         try forEachChild { name throws(XMLTVError) in try readProgrammeChild(name, into: &programme) }
@@ -435,15 +443,21 @@ public final class XMLTVReader {
             suppressedWarningCount += 1
             return
         }
-        warnings.append(XMLTVWarning(kind: kind, message: message, line: line, channel: channel))
+        warnings.append(XMLTVWarning(kind: kind, message: message, line: line, channel: channel?.excerpt()))
     }
 
+    /// An error at the current position; a failed read (truncated gzip, I/O error) is the cause
+    /// of whatever libxml2 then says, so it wins.
     private func error(_ message: String) -> XMLTVError {
-        XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: sink.message ?? message)
+        XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: input.failure ?? sink.message ?? message)
     }
 
     private func parseError(fallback: String = "malformed XML") -> XMLTVError {
-        XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: sink.message ?? fallback)
+        error(fallback)
+    }
+
+    private func inputError() -> XMLTVError {
+        XMLTVError(file: path, line: lineOrNil(), message: input.failure ?? "cannot read the file")
     }
 
     private func lineOrNil() -> Int? {
