@@ -234,7 +234,7 @@ public final class GuideImporter {
             guard let stored = try context.object(ObjectID(entity: "Channel", rowID: rowID), keys: ListingsMapper.channelKeys) else { continue }
             incoming.append(IncomingObject(values: ListingsMapper.channelKeys.map { stored[$0] }))
             if createdChannels.contains(rowID) {
-                warn("missing-channel", "programmes refer to channel '\(id)', which the guide does not declare", nil, nil, id)
+                warn("missing-channel", "programmes refer to channel '\(id.excerpt())', which the guide does not declare", nil, nil, id)
             }
         }
         incoming.sort { Value.compare($0.values[0], $1.values[0]) < 0 }

@@ -1,5 +1,6 @@
 import Listings
 import ObjectGraph
+import XMLTV
 
 /// How incoming objects of one entity are shaped: which attributes they carry, and which owned
 /// to-many relationships, each with its own layout.
@@ -219,7 +220,8 @@ public final class SortedMerge {
         return 0
     }
 
-    private func describe(_ key: [Value]) -> String { key.map(\.description).joined(separator: "/") }
+    // Identifiers come from the input: quote a bounded excerpt of each part.
+    private func describe(_ key: [Value]) -> String { key.map { $0.description.excerpt() }.joined(separator: "/") }
 
     private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
         let entity = layout.entity
