@@ -119,8 +119,33 @@ public struct ChangeFiles {
     /// The newest change file not undone yet.
     public func latest() -> String? {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasSuffix(".json") && !$0.hasSuffix(".patch.json") && !$0.hasSuffix(".undone.json") }
+        // Only files named by a run id: anything else a user keeps in the folder is not undone.
+        return names.filter { Self.isRunID($0.prefix(16)) && $0.hasSuffix(".json") && !$0.hasSuffix(".patch.json") && !$0.hasSuffix(".undone.json") }
             .sorted().last.map { directory + "/" + $0 }
+    }
+
+    /// Removes the files of runs older than `cutoff` (run ids sort by time, so the name says),
+    /// except those of the newest change file not undone yet: `undo`'s target stays whatever its
+    /// age. Without this a nightly job would fill the disk (a first import's file holds the whole
+    /// guide). Returns how many files went; files that are not change files are left alone.
+    @discardableResult
+    public func prune(olderThan cutoff: Int64) -> Int {
+        let oldest = Self.runID(cutoff)
+        let kept = latest().map { String(($0 as NSString).lastPathComponent.dropLast(".json".count)) }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        var removed = 0
+        for name in names where name.hasSuffix(".json") && Self.isRunID(name.prefix(16)) && name.prefix(16) < oldest {
+            if let kept, name == kept + ".json" || name == kept + ".patch.json" { continue }
+            if (try? FileManager.default.removeItem(atPath: directory + "/" + name)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
+    /// `20261122T030000Z`: what `runID` makes.
+    static func isRunID(_ text: Substring) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 16, bytes[8] == UInt8(ascii: "T"), bytes[15] == UInt8(ascii: "Z") else { return false }
+        return bytes.enumerated().allSatisfy { i, b in i == 8 || i == 15 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b) }
     }
 
     public static func runID(_ time: Int64) -> String {

@@ -32,6 +32,8 @@ public struct JobConfig: Sendable {
     /// Where change files go (`changes/` beside the database), and whether to write them.
     public var changes: String?
     public var changeFiles = true
+    /// `run` removes change files older than this many days (0: keeps them all); the newest stays.
+    public var changeFilesDays = 30
     public var changesDirectory: String { changes ?? ChangeFiles(database: database).directory }
     /// How downloads behave (retries, timeouts, size limit).
     public var fetchPolicy = FetchPolicy()
@@ -160,7 +162,7 @@ struct ConfigReader {
 
     mutating func read(_ root: Any) throws -> JobConfig {
         let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare",
-                                               "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles"])
+                                               "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles", "changeFilesDays"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
         if let v = try string(d["output"], "output") { c.output = v }
@@ -207,6 +209,10 @@ struct ConfigReader {
         }
         c.changes = try string(d["changes"], "changes")
         if let v = try bool(d["changeFiles"], "changeFiles") { c.changeFiles = v }
+        if let v = try number(d["changeFilesDays"], "changeFilesDays") {
+            guard v >= 0 else { throw fail("changeFilesDays", "a number of days, 0 (keep all) or more") }
+            c.changeFilesDays = Int(v)
+        }
         if let f = d["fetch"] {
             let fd = try object(f, "fetch", allowed: ["retries", "maxBytes", "connectTimeout", "lowSpeedTime", "totalBudget", "userAgent"])
             if let v = try number(fd["retries"], "fetch.retries") { c.fetchPolicy.retries = max(0, Int(v)) }

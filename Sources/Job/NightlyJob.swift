@@ -75,6 +75,10 @@ public struct NightlyJob {
                 JobLog.logger.error("could not write the change file: \(error)")
             }
         }
+        if !dryRun && config.changeFilesDays > 0 {
+            let removed = ChangeFiles(directory: config.changesDirectory).prune(olderThan: now - Int64(config.changeFilesDays) * 86400)
+            if removed > 0 { JobLog.logger.info("removed \(removed) change files older than \(config.changeFilesDays) days") }
+        }
 
         var exportLine = ""
         if !dryRun && StopSignal.requested {
@@ -187,7 +191,6 @@ public struct NightlyJob {
         }
     }
 
-    /// Deletes programmes that ended longer ago than the retention (reported as pruned).
     /// Deletes programmes that ended longer ago than the retention (reported as pruned); returns
     /// how many, and their channels.
     func prune(_ store: Store, beforeChange: () throws -> Void) throws -> (Int, Set<String>) {

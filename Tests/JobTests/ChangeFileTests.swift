@@ -94,4 +94,42 @@ import Testing
         #expect(r.stdout.contains("Dry run"))
         #expect(try files() == before)
     }
+
+    /// A nightly job must not fill the disk with change files: `run` removes those older than
+    /// `changeFilesDays`, but never the newest one (`undo` needs it) nor files it did not write.
+    @Test func runRemovesOldChangeFilesButKeepsTheNewestAndForeignFiles() throws {
+        let box = try Sandbox()
+        try FileManager.default.createDirectory(atPath: box.path("changes"), withIntermediateDirectories: true)
+        let old = ["20200101T030000Z-001.json", "20200101T030000Z-001.patch.json",
+                   "20200102T030000Z-001.undone.json", "20200103T030000Z-001.json", "20200103T030000Z-001.patch.json"]
+        for name in old + ["notes.json"] { try box.write("changes/" + name, "{}") }
+        func names() throws -> Set<String> { Set(try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))) }
+
+        // Writing no change file: everything older than 10 days goes except the newest not undone.
+        try box.write("g0.xml", guide(night: 0))
+        try box.write("c.json", makeConfig(sources: [("s", box.path("g0.xml"))],
+                                           extra: #", "changeFiles": false, "changeFilesDays": 10"#))
+        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
+        let first = try names()
+        #expect(first == ["20200103T030000Z-001.json", "20200103T030000Z-001.patch.json", "notes.json"], "\(first.sorted())")
+
+        // A new change file becomes the newest: the old one goes too.
+        try box.write("g1.xml", guide(night: 1))
+        try box.write("c.json", makeConfig(sources: [("s", box.path("g1.xml"))], extra: #", "changeFilesDays": 10"#))
+        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
+        let now = try names()
+        #expect(now.count == 3 && now.contains("notes.json"), "\(now.sorted())")
+        #expect(now.allSatisfy { !$0.hasPrefix("2020") })
+        let undo = try box.run(["undo", "--db", "tv.sqlite"])
+        #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
+    }
+
+    @Test func changeFilesDaysMustBeANumberOfDays() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", guide(night: 0))
+        try box.write("c.json", makeConfig(sources: [("s", box.path("g0.xml"))], extra: #", "changeFilesDays": -1"#))
+        let r = try box.run(["run", "--config", "c.json"])
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("changeFilesDays"))
+    }
 }
