@@ -16,6 +16,10 @@ final class GuideInput {
     /// Bytes after the last gzip member that are neither a member nor zero padding: ignored, as
     /// `gzip -d` does (it warns "trailing garbage ignored").
     private(set) var ignoredTrailingGarbage = false
+    /// How the XML read so far began: nothing yet, only whitespace, or something else. An empty
+    /// file deserves a better message than libxml2's "Extra content at the end of the document".
+    enum Start { case nothing, whitespace, content }
+    private(set) var start = Start.nothing
 
     private let descriptor: Int32
     private let raw: UnsafeMutablePointer<UInt8>
@@ -84,8 +88,14 @@ final class GuideInput {
         }
         let got = isGzip ? inflate(into: buffer, count: wanted) : copy(into: buffer, count: wanted)
         if got > 0 { sinceShortRead += got }
+        if got > 0 && start != .content { noteStart(buffer, got) }
         if got == 0 { finished = true }
         return failure == nil ? got : -1
+    }
+
+    private func noteStart(_ buffer: UnsafeMutablePointer<UInt8>, _ count: Int) {
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        start = UnsafeBufferPointer(start: buffer, count: count).allSatisfy(isSpace) ? .whitespace : .content
     }
 
     /// Reads whatever libxml2 left unread, so that a truncated or corrupt gzip tail is still

@@ -449,7 +449,11 @@ public final class XMLTVReader {
     /// An error at the current position; a failed read (truncated gzip, I/O error) is the cause
     /// of whatever libxml2 then says, so it wins.
     private func error(_ message: String) -> XMLTVError {
-        XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: input.failure ?? sink.message ?? message)
+        if !rootOpen, input.failure == nil, input.start != .content {
+            let what = input.start == .nothing ? "the file is empty" : "the file holds only whitespace"
+            return XMLTVError(file: path, message: what + (input.isGzip ? " (after gzip decompression)" : "") + ": no XMLTV document")
+        }
+        return XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: input.failure ?? sink.message ?? message)
     }
 
     private func parseError(fallback: String = "malformed XML") -> XMLTVError {

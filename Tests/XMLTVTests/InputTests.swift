@@ -31,6 +31,21 @@ import XMLTV
         #expect(reader.bytesRead == Int64(xml.count))
     }
 
+    /// libxml2 alone says "Extra content at the end of the document" for all three.
+    @Test(arguments: [("empty.xml", Data()), ("blank.xml", Data("  \n\t\n".utf8)), ("empty.xml.gz", Fixture.gzip(Data()))])
+    func anEmptyFileSaysSo(name: String, bytes: Data) throws {
+        let path = Fixture.write(bytes, name: name)
+        do {
+            _ = try readAll(path)
+            Issue.record("\(name) was read without an error")
+        } catch {
+            let error = "\(error)"
+            #expect(error.contains(name), "\(error)")
+            #expect(error.contains(bytes.count == 0 || name.hasSuffix(".gz") ? "the file is empty" : "only whitespace"), "\(error)")
+            #expect(name.hasSuffix(".gz") == error.contains("gzip"), "\(error)")
+        }
+    }
+
     @Test func anEmptyMemberIsFine() throws {
         var gz = Fixture.gzip(Data())
         gz.append(Fixture.gzip(Self.guide(3)))
