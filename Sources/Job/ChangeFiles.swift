@@ -81,6 +81,8 @@ public struct ChangeFiles {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         var count = 0
+        var operations = 0
+        var text = JSONText()
         do {
             try document.write(#"{"excluded":[],"model":"# + String(decoding: try encoder.encode(store.fingerprint), as: UTF8.self) + #","changes":["#)
             try patch.write("[")
@@ -89,9 +91,16 @@ public struct ChangeFiles {
                     try diff.diff(from: old, to: new, comparing: channels.map { set in
                         { entity, id in entity != "Channel" || (id.first?.value.stringValue).map(set.contains) ?? true }
                     }, touched: before.touched.touched) { change in
-                        try document.write((count == 0 ? "" : ",") + String(decoding: try encoder.encode(change), as: UTF8.self))
+                        text.removeAll()
+                        text.append(change)
+                        try document.write(count == 0 ? "" : ",")
+                        try document.write(text.bytes)
                         for op in ChangeDocument(model: store.fingerprint, changes: [change]).jsonPatch() {
-                            try patch.write((patch.written == 1 ? "" : ",") + String(decoding: try encoder.encode(op), as: UTF8.self))
+                            text.removeAll()
+                            text.append(op)
+                            try patch.write(operations == 0 ? "" : ",")
+                            try patch.write(text.bytes)
+                            operations += 1
                         }
                         count += 1
                     }
@@ -220,19 +229,19 @@ final class JSONStreamWriter {
     let path: String
     private var buffer: [UInt8] = []
     private var handle: FileHandle?
-    private(set) var written = 0
 
     init(path: String) { self.path = path }
 
-    func write(_ text: String) throws {
+    func write(_ text: String) throws { try write(text.utf8) }
+
+    func write<Bytes: Sequence<UInt8>>(_ bytes: Bytes) throws {
         if handle == nil {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw JobError(.cannotCreate, "cannot write \(path)")
             }
             handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         }
-        buffer += text.utf8
-        written += 1
+        buffer.append(contentsOf: bytes)
         if buffer.count > 1 << 20 { try flush() }
     }
 

@@ -39,9 +39,9 @@ struct StderrLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        let all = metadata.merging(extra ?? [:]) { $1 }
+    func log(event: LogEvent) {
+        let level = event.level, message = event.message
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
         let text: String
         switch format {
         case .text:

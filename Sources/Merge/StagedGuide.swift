@@ -4,32 +4,39 @@ import ObjectGraph
 import XMLTV
 
 /// A guide whose programmes are not grouped by channel, staged on disk so that the merge can
-/// still go channel by channel: programmes are appended to a temporary file as JSON lines and
-/// only their offsets are kept in memory (16 bytes each, not the programmes themselves).
+/// still go channel by channel: programmes are appended to a temporary file as compact records
+/// (`StagingCodec`) and only their offsets are kept in memory (16 bytes each, not the programmes).
 final class StagedGuide {
     private(set) var channels: [[UInt8]: XMLTVChannel] = [:]
     private(set) var warnings: [ImportWarning] = []
-    private var offsets: [[UInt8]: [(offset: UInt64, length: Int)]] = [:]
+    private var offsets: [[UInt8]: [(offset: Int64, length: Int)]] = [:]
     private var order: [String] = []
     private let path: String
-    private let handle: FileHandle
+    private let descriptor: Int32
 
     init(files: [String], options: ImportOptions) throws {
-        path = Self.temporaryPath(suffix: "jsonl")
-        FileManager.default.createFile(atPath: path, contents: nil)
-        handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
-        let encoder = JSONEncoder()
-        var position: UInt64 = 0
+        path = Self.temporaryPath(suffix: "stage")
+        descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Self.failure("cannot create the staging file \(path)") }
+        var position: Int64 = 0
         var staged: [ImportWarning] = []
+        var record = ByteWriter(), pending = ByteWriter()
+        func flush() throws {
+            guard Self.writeAll(descriptor, pending.bytes) else { throw Self.failure("cannot write the staging file \(path)") }
+            pending.bytes.removeAll(keepingCapacity: true)
+        }
         _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, _ in
-            let data = try encoder.encode(p)
-            handle.write(data)
+            record.bytes.removeAll(keepingCapacity: true)
+            StagingCodec.encode(p, into: &record)
+            pending.bytes.append(contentsOf: record.bytes)
             let key = Array(p.channel.utf8)
             if offsets[key] == nil { order.append(p.channel) }
-            offsets[key, default: []].append((position, data.count))
-            position += UInt64(data.count)
+            offsets[key, default: []].append((position, record.bytes.count))
+            position += Int64(record.bytes.count)
+            if pending.bytes.count >= 1 << 20 { try flush() }
             return true
         }, warnings: &staged)
+        try flush()
         warnings = staged
         warnings.append(ImportWarning(kind: "not-grouped", message: "the guide is not grouped by channel; it was staged on disk to merge channel by channel",
                                       source: options.source, file: files.first, line: nil, channel: nil))
@@ -51,22 +58,61 @@ final class StagedGuide {
     }
 
     deinit {
-        try? handle.close()
-        try? FileManager.default.removeItem(atPath: path)
+        close(descriptor)
+        unlink(path)
     }
 
     /// Calls `body` with each channel's programmes, in order of first appearance.
     func forEachBlock(_ body: (String, [XMLTVProgramme]) throws -> Void) throws {
-        let decoder = JSONDecoder()
+        var buffer: [UInt8] = []
         for channel in order {
             var programmes: [XMLTVProgramme] = []
             for (offset, length) in offsets[Array(channel.utf8)] ?? [] {
-                try handle.seek(toOffset: offset)
-                guard let data = try handle.read(upToCount: length) else { continue }
-                programmes.append(try decoder.decode(XMLTVProgramme.self, from: data))
+                if buffer.count < length { buffer = [UInt8](repeating: 0, count: max(length, 2 * buffer.count)) }
+                let programme = try buffer.withUnsafeMutableBytes { raw throws -> XMLTVProgramme in
+                    guard Self.readAll(descriptor, raw.baseAddress!, length, at: offset) else {
+                        throw Self.failure("cannot read the staging file \(path)")
+                    }
+                    var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[..<length]))
+                    do { return try StagingCodec.decode(&reader) } catch { throw Failure(description: "the staging file \(path) is damaged") }
+                }
+                programmes.append(programme)
             }
             try body(channel, programmes)
         }
+    }
+
+    /// The staging file could not be written or read back (a full disk, most likely).
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private static func failure(_ what: String) -> Failure {
+        Failure(description: "\(what): \(String(cString: strerror(errno)))")
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            written += n
+        }
+        return true
+    }
+
+    private static func readAll(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64) -> Bool {
+        var got = 0
+        while got < count {
+            let n = pread(fd, buffer + got, count - got, off_t(offset) + off_t(got))
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            got += n
+        }
+        return true
     }
 }
 

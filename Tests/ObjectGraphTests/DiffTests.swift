@@ -510,3 +510,55 @@ extension DiffTests {
         }
     }
 }
+
+// MARK: - Change files written without JSONEncoder
+
+extension DiffTests {
+    /// `JSONText` writes exactly the bytes of `JSONEncoder` with `[.sortedKeys,
+    /// .withoutEscapingSlashes]`: change files read back through Codable, and old files diff well.
+    @Suite struct JSONTextEncoding {
+        static func encoder() -> JSONEncoder {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return encoder
+        }
+
+        @Test(arguments: 0..<40) func changesAndPatchesOfRandomGraphs(seed: Int) throws {
+            let a = try People.store(), b = try People.store()
+            try randomPeople(a, seed: UInt64(seed) * 2 + 1)
+            try randomPeople(b, seed: UInt64(seed) * 2 + 2)
+            let doc = try GraphDiff(model: People.model).diff(from: a, to: b)
+            let encoder = Self.encoder()
+            for change in doc.changes + doc.inverted().changes {
+                var text = JSONText()
+                text.append(change)
+                #expect(text.string == String(decoding: try encoder.encode(change), as: UTF8.self))
+            }
+            for op in doc.jsonPatch() + doc.inverted().jsonPatch() {
+                var text = JSONText()
+                text.append(op)
+                #expect(text.string == String(decoding: try encoder.encode(op), as: UTF8.self))
+            }
+        }
+
+        @Test func everyKindOfValue() throws {
+            let control = String(String.UnicodeScalarView((0..<32).map { Unicode.Scalar(UInt8($0)) }))
+            let values: [Value] = [.null, s(""), s("a\"b\\c/d"), s(control), s("caf\u{E9} \u{2028} 🎬"), .integer(Int64.min),
+                                   .integer(Int64.max), .double(0.1), .double(3), .double(-0.0), .double(1e20), .double(1e-5),
+                                   .double(5e-324), .double(.nan), .double(.infinity), .double(-.infinity), .bool(true),
+                                   .bool(false), .date(0), .date(-86_400_000_000), .date(Int64.max), .data([0, 255, 1])]
+            let change = ObjectDiff(entityName: "Thing", id: values.map(DiffValue.init), change: .update,
+                                    attributes: Dictionary(uniqueKeysWithValues: values.enumerated().map {
+                                        ("k\($0.offset)", AttributeChange(old: .null, new: $0.element))
+                                    }),
+                                    relationships: ["r": RelationshipDiff(added: [ObjectReference(entityName: "E", id: [d("x")])])])
+            var text = JSONText()
+            text.append(change)
+            #expect(text.string == String(decoding: try Self.encoder().encode(change), as: UTF8.self))
+            // And it reads back (NaN is never equal to itself: compare the text of what was read).
+            var again = JSONText()
+            again.append(try JSONDecoder().decode(ObjectDiff.self, from: Data(text.bytes)))
+            #expect(again.string == text.string)
+        }
+    }
+}
