@@ -104,6 +104,17 @@ struct ContentLineBuffer {
             case 0x00..<0x20, 0x7F:
                 break
             default:
+                // A run of plain ASCII goes in as whole slices, each up to the end of the line
+                // (byte by byte this loop was most of an export's time). The run stops before a
+                // letter that a non-ASCII mark may follow: that one takes the path below.
+                var end = index + 1
+                while end < count, Self.isPlain(utf8[end]) { end += 1 }
+                if end < count && utf8[end] >= 0x80 { end -= 1 }
+                if end > index + 1 {
+                    appendPlain(UnsafeBufferPointer(rebasing: utf8[index..<end]))
+                    index = end
+                    continue
+                }
                 if index + 1 < count && utf8[index + 1] >= 0x80 {
                     // An ASCII base letter followed by e.g. a combining accent.
                     let end = GraphemeUnits.end(of: utf8, from: index, maxOctets: limit - 1)
@@ -115,6 +126,24 @@ struct ContentLineBuffer {
                 appendByte(byte)
             }
             index += 1
+        }
+    }
+
+    /// Printable ASCII that TEXT does not escape.
+    @inline(__always)
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") && byte != UInt8(ascii: ";") && byte != UInt8(ascii: ",")
+    }
+
+    /// `appendByte` for each byte, a line's worth at a time.
+    private mutating func appendPlain(_ run: UnsafeBufferPointer<UInt8>) {
+        var start = 0
+        while start < run.count {
+            makeRoom(for: 1)
+            let room = max(1, limit - (bytes.count - lineStart))
+            let end = start + min(room, run.count - start)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: run[start..<end]))
+            start = end
         }
     }
 

@@ -16,11 +16,19 @@ public enum ProgrammeUID {
         let high = fnv1a64(input, offsetBasis: 0xCBF2_9CE4_8422_2325)
         let low = fnv1a64(input, offsetBasis: 0x6C62_272E_07BB_0142)
 
-        var safeDomain = String(String.UnicodeScalarView(domain.unicodeScalars.filter { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "." || scalar == "-")
-        }))
-        if safeDomain.isEmpty { safeDomain = "tvimport.invalid" }
-        return hex(high) + hex(low) + "@" + safeDomain
+        // Bytes, not Unicode properties: this runs for every event of every feed.
+        var safeDomain = domain.utf8.filter { b in
+            (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
+                || (b >= UInt8(ascii: "0") && b <= UInt8(ascii: "9")) || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
+        }
+        if safeDomain.isEmpty { safeDomain = Array("tvimport.invalid".utf8) }
+        var uid = [UInt8]()
+        uid.reserveCapacity(33 + safeDomain.count)
+        appendHex(high, to: &uid)
+        appendHex(low, to: &uid)
+        uid.append(UInt8(ascii: "@"))
+        uid.append(contentsOf: safeDomain)
+        return String(decoding: uid, as: UTF8.self)
     }
 
     private static func fnv1a64(_ bytes: [UInt8], offsetBasis: UInt64) -> UInt64 {
@@ -33,12 +41,10 @@ public enum ProgrammeUID {
     }
 
     /// Sixteen lowercase hex digits, leading zeros kept so every UID has the same length.
-    private static func hex(_ value: UInt64) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8](repeating: 0, count: 16)
-        for position in 0..<16 {
-            out[15 - position] = digits[Int((value >> (UInt64(position) * 4)) & 0xF)]
+    private static func appendHex(_ value: UInt64, to out: inout [UInt8]) {
+        for position in (0..<16).reversed() {
+            let digit = UInt8((value >> (UInt64(position) * 4)) & 0xF)
+            out.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
