@@ -1,3 +1,5 @@
+import Merge
+
 /// The exit codes of CONTRACT.md (sysexits).
 public enum ExitStatus: Int32, Sendable {
     case success = 0
@@ -19,4 +21,11 @@ public struct JobError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
     public var description: String { message }
+}
+
+extension ExitStatus {
+    /// Bad data is 65; a temporary file the import could not write is 73 (the input may be fine).
+    init(_ error: ImportError) {
+        if case .cannotWrite = error { self = .cannotCreate } else { self = .dataError }
+    }
 }

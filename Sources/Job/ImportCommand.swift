@@ -45,7 +45,7 @@ public struct ImportJob {
             let r = try importGuide(into: store, files: files, options: options, dryRun: dryRun)
             report.sources.append(.init(name: sourceName, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r))
         } catch let error as ImportError {
-            status = .dataError
+            status = ExitStatus(error)
             report.sources.append(.init(name: sourceName, status: "failed", error: "\(error)", report: nil))
         }
         var changeFile: String?

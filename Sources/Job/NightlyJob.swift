@@ -185,7 +185,7 @@ public struct NightlyJob {
         } catch let error as ImportError {
             var message = "\(error)"
             if let d = download, !d.isLocal { message = message.replacingOccurrences(of: d.file, with: source.url) }
-            return failed(.dataError, message)
+            return failed(ExitStatus(error), message)
         } catch {
             return failed(.cannotCreate, "\(error)")
         }

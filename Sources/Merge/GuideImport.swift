@@ -69,12 +69,16 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
     case badInput(XMLTVError)
     case safetyGuard(source: String, reason: String)
     case notSorted(String)
+    /// A temporary file of the import (staging, a pipe's copy) could not be written: the input
+    /// may be fine, the machine is not (a full disk); exit 73, nothing changed.
+    case cannotWrite(String)
 
     public var description: String {
         switch self {
         case .badInput(let e): "\(e)"
         case let .safetyGuard(source, reason): "source '\(source)' refused by the safety guard: \(reason) (nothing was changed; --force overrides)"
         case .notSorted(let m): m
+        case .cannotWrite(let m): m
         }
     }
 }

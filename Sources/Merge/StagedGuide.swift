@@ -74,7 +74,7 @@ final class StagedGuide {
                         throw Self.failure("cannot read the staging file \(path)")
                     }
                     var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[..<length]))
-                    do { return try StagingCodec.decode(&reader) } catch { throw Failure(description: "the staging file \(path) is damaged") }
+                    do { return try StagingCodec.decode(&reader) } catch { throw ImportError.cannotWrite("the staging file \(path) is damaged") }
                 }
                 programmes.append(programme)
             }
@@ -83,12 +83,8 @@ final class StagedGuide {
     }
 
     /// The staging file could not be written or read back (a full disk, most likely).
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    private static func failure(_ what: String) -> Failure {
-        Failure(description: "\(what): \(String(cString: strerror(errno)))")
+    private static func failure(_ what: String) -> ImportError {
+        .cannotWrite("\(what): \(String(cString: strerror(errno)))")
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
@@ -166,7 +162,7 @@ final class RereadableInputs {
         guard source >= 0 else { throw failure("cannot open") }
         defer { close(source) }
         let target = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard target >= 0 else { throw failure("cannot create the temporary copy \(copy)") }
+        guard target >= 0 else { throw ImportError.cannotWrite("cannot create the temporary copy \(copy) of \(file): \(String(cString: strerror(errno)))") }
         defer { close(target) }
         let size = 1 << 20
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
@@ -183,7 +179,7 @@ final class RereadableInputs {
                 let n = write(target, buffer + written, got - written)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw failure("cannot write the temporary copy \(copy)")
+                    throw ImportError.cannotWrite("cannot write the temporary copy \(copy) of \(file): \(String(cString: strerror(errno)))")
                 }
                 written += n
             }

@@ -90,4 +90,28 @@ import Glibc
         #expect(r.stdout.contains("\"dryRun\" : true"))
         #expect(try snapshot(box) == before)
     }
+
+    /// A guide not grouped by channel is staged in a temporary file; when that cannot be written
+    /// (here: TMPDIR does not exist; in life: a full disk) the input is not to blame: exit 73,
+    /// the message names the file, and the database is as it was.
+    @Test func aStagingFileThatCannotBeWrittenIs73AndChangesNothing() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", makeGuide())
+        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        // The same programmes, interleaved: alpha, beta, alpha, beta, ...
+        let lines = makeGuide(titlePrefix: "Other").split(separator: "\n", omittingEmptySubsequences: false)
+        let programmes = lines.filter { $0.contains("<programme") }
+        let alpha = programmes.filter { $0.contains("alpha.test") }, beta = programmes.filter { $0.contains("beta.test") }
+        let interleaved = zip(alpha, beta).flatMap { [$0, $1] }
+        try #require(interleaved.count >= 4 && interleaved.allSatisfy { $0.contains("</programme>") })
+        let head = lines.filter { !$0.contains("<programme") && !$0.contains("</tv>") }
+        try box.write("g1.xml", (head + interleaved + ["</tv>", ""]).joined(separator: "\n"))
+        let before = box.snapshot(["tv.sqlite", "tv.sqlite-wal"])
+        let r = try box.run(["import", "--db", "tv.sqlite", "--source", "s", "g1.xml"], environment: ["TMPDIR": box.path("no-such-dir")])
+        #expect(r.status == 73, "\(r.stdout) \(r.stderr)")
+        #expect((r.stdout + r.stderr).contains("cannot create the staging file " + box.path("no-such-dir")))
+        #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
+        // With a temporary directory, the same guide imports.
+        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "s", "g1.xml"]).status == 0)
+    }
 }

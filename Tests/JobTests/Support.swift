@@ -38,7 +38,7 @@ final class Sandbox {
     /// Runs a program (default: tvimport) in this directory; stdout and stderr go to files so that
     /// neither pipe can fill up.
     @discardableResult
-    func run(_ args: [String], executable: String? = nil) throws -> Result {
+    func run(_ args: [String], executable: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
         let exe = executable ?? binaryPath
         guard FileManager.default.isExecutableFile(atPath: exe) else {
             Issue.record("\(BinaryMissing())")
@@ -56,6 +56,7 @@ final class Sandbox {
         p.currentDirectoryURL = dir
         var env = ProcessInfo.processInfo.environment
         for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL"] { env[k] = nil }
+        env.merge(extra) { $1 }
         p.environment = env
         let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
         p.standardOutput = outHandle
