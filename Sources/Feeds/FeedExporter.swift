@@ -440,8 +440,9 @@ public final class FeedExporter {
             return
         }
         let temporary = options.outputDirectory + "/.\(file).tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw ExportError(message: "cannot write \(temporary)")
+        if let reason = Self.writeDurably(bytes, to: temporary) {
+            unlink(temporary)
+            throw ExportError(message: "cannot write \(temporary): \(reason)")
         }
         if rename(temporary, target) != 0 {
             let reason = String(cString: strerror(errno))
@@ -449,6 +450,31 @@ public final class FeedExporter {
             throw ExportError(message: "cannot replace \(target): \(reason)")
         }
         report.written.append(file)
+    }
+
+    /// Writes and syncs a new file (the rename that publishes it must not expose a hole after a
+    /// crash); the reason when that fails. Plain POSIX: FileManager's atomic write would add a
+    /// second temporary file and rename of its own, and a copy of the bytes.
+    static func writeDurably(_ bytes: [UInt8], to path: String) -> String? {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let reason = String(cString: strerror(errno))
+                close(fd)
+                return reason
+            }
+            written += n
+        }
+        guard fsync(fd) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            return reason
+        }
+        return close(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// Whether the file exists with exactly these bytes (size first, then one memcmp).
