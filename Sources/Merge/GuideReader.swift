@@ -97,6 +97,9 @@ final class GuideProducer: @unchecked Sendable {
         var finished = Set<[UInt8]>()
         var block: [XMLTVProgramme] = []
         var blockChannel: String?
+        // Where the block began (bytes of XML read when the previous programme ended), to hold
+        // a channel to `maxChannelBytes`.
+        var currentFile: String?, fileBase: Int64 = 0, blockStart: Int64 = 0, previousEnd: Int64 = 0
         func flush(_ file: String?) throws -> Bool {
             guard let channel = blockChannel else { return true }
             guard finished.insert(Array(channel.utf8)).inserted else { throw GuideImporter.NotGroupedByChannel(channel: channel) }
@@ -113,11 +116,21 @@ final class GuideProducer: @unchecked Sendable {
                                                   source: options.source, file: file, line: c.line, channel: c.id.excerpt()))
                 }
                 declared[key] = c
-            }, programme: { p, file in
+            }, programme: { p, file, bytesRead in
+                if file != currentFile {   // positions count on across the files of one source
+                    fileBase = previousEnd
+                    currentFile = file
+                }
+                let position = fileBase + bytesRead
                 if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
                     guard try flush(file) else { return false }
                     blockChannel = p.channel
+                    blockStart = previousEnd
                 }
+                if position - blockStart > options.maxChannelBytes {
+                    throw ImportError.channelTooLarge(p.channel, file: file, line: p.line, limit: options.maxChannelBytes)
+                }
+                previousEnd = position
                 block.append(p)
                 return true
             }, warnings: &readerWarnings)
@@ -131,12 +144,12 @@ final class GuideProducer: @unchecked Sendable {
     }
 }
 
-/// Reads every file in turn, handing channels and programmes to the closures (a programme
-/// closure returning false stops the reading), mapping reader errors to `ImportError.badInput`
+/// Reads every file in turn, handing channels and programmes (with the bytes of XML read so far
+/// in that file) to the closures (a programme closure returning false stops the reading), mapping reader errors to `ImportError.badInput`
 /// and collecting each file's reading warnings. Returns false when stopped.
 func readGuide(files: [String], options: ImportOptions,
                channel: (XMLTVChannel, String) -> Void,
-               programme: (XMLTVProgramme, String) throws -> Bool,
+               programme: (XMLTVProgramme, _ file: String, _ bytesRead: Int64) throws -> Bool,
                warnings: inout [ImportWarning]) throws -> Bool {
     for file in files {
         let reader: XMLTVReader
@@ -145,7 +158,7 @@ func readGuide(files: [String], options: ImportOptions,
             while let item = try reader.next() {
                 switch item {
                 case .channel(let c): channel(c, file)
-                case .programme(let p): if try !programme(p, file) { return false }
+                case .programme(let p): if try !programme(p, file, reader.bytesRead) { return false }
                 }
             }
         } catch let error as XMLTVError {

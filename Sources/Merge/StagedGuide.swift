@@ -25,13 +25,19 @@ final class StagedGuide {
             guard Self.writeAll(descriptor, pending.bytes) else { throw Self.failure("cannot write the staging file \(path)") }
             pending.bytes.removeAll(keepingCapacity: true)
         }
-        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, _ in
+        var channelBytes: [[UInt8]: Int64] = [:]
+        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, file, _ in
             record.bytes.removeAll(keepingCapacity: true)
             StagingCodec.encode(p, into: &record)
             pending.bytes.append(contentsOf: record.bytes)
             let key = Array(p.channel.utf8)
             if offsets[key] == nil { order.append(p.channel) }
             offsets[key, default: []].append((position, record.bytes.count))
+            // A record is about as long as the programme's text: the same bound as grouped guides.
+            channelBytes[key, default: 0] += Int64(record.bytes.count)
+            if channelBytes[key]! > options.maxChannelBytes {
+                throw ImportError.channelTooLarge(p.channel, file: file, line: p.line, limit: options.maxChannelBytes)
+            }
             position += Int64(record.bytes.count)
             if pending.bytes.count >= 1 << 20 { try flush() }
             return true

@@ -279,4 +279,25 @@ import XMLTV
         let again = try scattered.run(channels: ["A", "B"], a1 + b + a2)
         #expect(again.programmes.inserted == 0 && again.programmes.updated == 0 && again.programmes.deleted == 0)
     }
+
+    /// Memory follows the largest channel, not the stream: a channel over the limit is refused
+    /// (grouped or not), nothing changes, and many channels under it import whatever their total.
+    @Test(arguments: [false, true]) func aChannelOverTheSizeLimitIsRefused(scattered: Bool) throws {
+        let h = try Harness()
+        h.maxChannelBytes = 16 << 10
+        let small = (0..<20).map { "S\($0)" }
+        let smallProgrammes = small.flatMap { hourly($0, Array(0..<60)) }
+        try h.run(channels: small, smallProgrammes)   // 20 x 60 programmes: far more than 16 KiB in all
+        #expect(try h.count("Programme") == 1200)
+        let before = try h.checksum()
+
+        var programmes = hourly("S0", Array(0..<60)) + hourly("Big", Array(0..<2000))
+        if scattered { programmes.shuffle() }
+        #expect {
+            try h.run(channels: ["S0", "Big"], programmes, force: true)
+        } throws: { error in
+            "\(error)".contains("channel 'Big' has more than 16384 bytes of programmes")
+        }
+        #expect(try h.checksum() == before)
+    }
 }

@@ -98,8 +98,13 @@ final class Harness {
     let dir = TempDir()
     init() throws { store = try Store.inMemory(model: TVModel.model()) }
 
+    /// `ImportOptions.maxChannelBytes` for this harness's imports (nil: the default).
+    var maxChannelBytes: Int64?
+
     func options(_ source: String = "S", force: Bool = false, now: Int64 = testNow) -> ImportOptions {
-        ImportOptions(source: source, force: force, now: now)
+        var options = ImportOptions(source: source, force: force, now: now)
+        if let maxChannelBytes { options.maxChannelBytes = maxChannelBytes }
+        return options
     }
 
     @discardableResult
