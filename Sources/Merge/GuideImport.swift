@@ -19,9 +19,10 @@ public struct ImportOptions: Sendable {
     public var programmeInsertValues: [String: Value] = [:]
     /// Called after each channel with the number of programmes merged so far (progress display).
     public var progress: (@Sendable (Int) -> Void)?
-    /// The most XML one channel's programmes may take in one guide. The merge holds a channel's
-    /// programmes in memory (about ten times their XML), so this bounds memory whatever the size
-    /// of the stream; a real channel's fortnight is well under 1 MiB.
+    /// The most text one channel's programmes may hold in one guide (`XMLTVProgramme.textBytes`).
+    /// The merge holds a channel's programmes in memory (several times their text), so this
+    /// bounds memory whatever the size of the stream; a real channel's fortnight is well under
+    /// 1 MiB.
     public var maxChannelBytes: Int64 = 16 << 20
 
     public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
@@ -73,7 +74,7 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
     /// A channel over `ImportOptions.maxChannelBytes`, found at `line` of `file`.
     static func channelTooLarge(_ channel: String, file: String, line: Int, limit: Int64) -> ImportError {
         let size = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
-        return .badInput(XMLTVError(file: file, line: line, message: "channel '\(channel.excerpt())' has more than \(size) of programmes "
+        return .badInput(XMLTVError(file: file, line: line, message: "channel '\(channel.excerpt())' has more than \(size) of programme text "
                              + "in this guide (a real channel's fortnight takes well under 1 MiB): refused, so that memory stays bounded"))
     }
 

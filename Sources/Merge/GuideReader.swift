@@ -97,9 +97,7 @@ final class GuideProducer: @unchecked Sendable {
         var finished = Set<[UInt8]>()
         var block: [XMLTVProgramme] = []
         var blockChannel: String?
-        // Where the block began (bytes of XML read when the previous programme ended), to hold
-        // a channel to `maxChannelBytes`.
-        var currentFile: String?, fileBase: Int64 = 0, blockStart: Int64 = 0, previousEnd: Int64 = 0
+        var blockBytes: Int64 = 0   // held to `maxChannelBytes`
         func flush(_ file: String?) throws -> Bool {
             guard let channel = blockChannel else { return true }
             guard finished.insert(Array(channel.utf8)).inserted else { throw GuideImporter.NotGroupedByChannel(channel: channel) }
@@ -116,21 +114,16 @@ final class GuideProducer: @unchecked Sendable {
                                                   source: options.source, file: file, line: c.line, channel: c.id.excerpt()))
                 }
                 declared[key] = c
-            }, programme: { p, file, bytesRead in
-                if file != currentFile {   // positions count on across the files of one source
-                    fileBase = previousEnd
-                    currentFile = file
-                }
-                let position = fileBase + bytesRead
+            }, programme: { p, file in
                 if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
                     guard try flush(file) else { return false }
                     blockChannel = p.channel
-                    blockStart = previousEnd
+                    blockBytes = 0
                 }
-                if position - blockStart > options.maxChannelBytes {
+                blockBytes += Int64(p.textBytes)
+                if blockBytes > options.maxChannelBytes {
                     throw ImportError.channelTooLarge(p.channel, file: file, line: p.line, limit: options.maxChannelBytes)
                 }
-                previousEnd = position
                 block.append(p)
                 return true
             }, warnings: &readerWarnings)
@@ -144,12 +137,12 @@ final class GuideProducer: @unchecked Sendable {
     }
 }
 
-/// Reads every file in turn, handing channels and programmes (with the bytes of XML read so far
-/// in that file) to the closures (a programme closure returning false stops the reading), mapping reader errors to `ImportError.badInput`
+/// Reads every file in turn, handing channels and programmes to the closures (a programme
+/// closure returning false stops the reading), mapping reader errors to `ImportError.badInput`
 /// and collecting each file's reading warnings. Returns false when stopped.
 func readGuide(files: [String], options: ImportOptions,
                channel: (XMLTVChannel, String) -> Void,
-               programme: (XMLTVProgramme, _ file: String, _ bytesRead: Int64) throws -> Bool,
+               programme: (XMLTVProgramme, String) throws -> Bool,
                warnings: inout [ImportWarning]) throws -> Bool {
     for file in files {
         let reader: XMLTVReader
@@ -158,7 +151,7 @@ func readGuide(files: [String], options: ImportOptions,
             while let item = try reader.next() {
                 switch item {
                 case .channel(let c): channel(c, file)
-                case .programme(let p): if try !programme(p, file, reader.bytesRead) { return false }
+                case .programme(let p): if try !programme(p, file) { return false }
                 }
             }
         } catch let error as XMLTVError {
@@ -169,4 +162,22 @@ func readGuide(files: [String], options: ImportOptions,
         }
     }
     return true
+}
+
+extension XMLTVProgramme {
+    /// About how many bytes of text the programme holds: what a channel's share of memory grows
+    /// with (`ImportOptions.maxChannelBytes`). Whitespace or comments around it do not count.
+    var textBytes: Int {
+        func texts(_ list: [LocalizedText]) -> Int { list.reduce(0) { $0 + $1.text.utf8.count + ($1.lang?.utf8.count ?? 0) } }
+        func strings(_ list: [String]) -> Int { list.reduce(0) { $0 + $1.utf8.count } }
+        var n = 64 + channel.utf8.count + texts(titles) + texts(subTitles) + texts(descriptions) + texts(categories) + texts(keywords)
+        n += credits.reduce(0) { $0 + 16 + $1.role.utf8.count + $1.name.utf8.count + ($1.character?.utf8.count ?? 0) }
+        n += icons.reduce(0) { $0 + 16 + $1.src.utf8.count } + strings(urls) + strings(countries) + strings(subtitles)
+        n += episodeNumbers.reduce(0) { $0 + 48 + $1.system.utf8.count + $1.raw.utf8.count }
+        n += video.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } + audio.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        n += ratings.reduce(0) { $0 + 16 + $1.value.utf8.count } + starRatings.reduce(0) { $0 + 16 + $1.value.utf8.count }
+        n += (date?.utf8.count ?? 0) + (language?.utf8.count ?? 0) + (originalLanguage?.utf8.count ?? 0)
+        n += (previouslyShownStart?.utf8.count ?? 0) + (previouslyShownChannel?.utf8.count ?? 0)
+        return n
+    }
 }

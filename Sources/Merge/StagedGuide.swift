@@ -26,15 +26,14 @@ final class StagedGuide {
             pending.bytes.removeAll(keepingCapacity: true)
         }
         var channelBytes: [[UInt8]: Int64] = [:]
-        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, file, _ in
+        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, file in
             record.bytes.removeAll(keepingCapacity: true)
             StagingCodec.encode(p, into: &record)
             pending.bytes.append(contentsOf: record.bytes)
             let key = Array(p.channel.utf8)
             if offsets[key] == nil { order.append(p.channel) }
             offsets[key, default: []].append((position, record.bytes.count))
-            // A record is about as long as the programme's text: the same bound as grouped guides.
-            channelBytes[key, default: 0] += Int64(record.bytes.count)
+            channelBytes[key, default: 0] += Int64(p.textBytes)
             if channelBytes[key]! > options.maxChannelBytes {
                 throw ImportError.channelTooLarge(p.channel, file: file, line: p.line, limit: options.maxChannelBytes)
             }

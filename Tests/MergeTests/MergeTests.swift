@@ -296,7 +296,7 @@ import XMLTV
         #expect {
             try h.run(channels: ["S0", "Big"], programmes, force: true)
         } throws: { error in
-            "\(error)".contains("channel 'Big' has more than 16384 bytes of programmes")
+            "\(error)".contains("channel 'Big' has more than 16384 bytes of programme text")
         }
         #expect(try h.checksum() == before)
     }
