@@ -33,6 +33,10 @@ public struct ImportJob {
         for file in files where !FileManager.default.isReadableFile(atPath: file) {
             throw JobError(.noInput, "\(file): no such file or not readable")
         }
+        // One writer at a time, like `run`: a second one exits 75 at once rather than waiting on
+        // SQLite and failing after its busy timeout.
+        let lock = dryRun ? nil : try RunLock(path: database + ".lock")
+        defer { lock?.release() }
         let started = Int64(Date().timeIntervalSince1970)
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model)

@@ -187,6 +187,28 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         #expect(try box.run(["run", "--config", "c.json"]).status == 0)
     }
 
+    /// `import` writes too: while a run (or another import) holds the lock it exits 75 at once and
+    /// changes nothing, instead of waiting on SQLite and failing after the busy timeout. A dry run
+    /// writes nothing and needs no lock.
+    @Test func importGivesTempFailWhileLocked() throws {
+        let box = try Sandbox()
+        try box.write("guide.xml", makeGuide())
+        try box.write("other.xml", makeGuide(titlePrefix: "Other"))
+        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "g", "guide.xml"]).status == 0)
+        let fd = open(box.path("tv.sqlite.lock"), O_CREAT | O_RDWR, 0o644)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX) == 0)
+        let before = box.snapshot(["tv.sqlite", "tv.sqlite-wal"])
+        let r = try box.run(["import", "--db", "tv.sqlite", "--source", "g", "other.xml"])
+        #expect(r.status == 75, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("lock"), "stderr: \(r.stderr)")
+        #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
+        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "g", "--dry-run", "other.xml"]).status == 0)
+        flock(fd, LOCK_UN)
+        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "g", "other.xml"]).status == 0)
+    }
+
     // 8
     @Test func oneFailedSourceDoesNotStopTheOther() throws {
         let box = try Sandbox()

@@ -14,12 +14,14 @@ public final class Store: Sendable {
     let schema: Schema
     private let observerBox = ObserverBox()
 
+    static let busyTimeoutMilliseconds = 30_000
+
     /// Opens (creating if needed) the database at `path`.
     public convenience init(path: String, model: ObjectModel) throws {
         var config = Configuration()
         config.foreignKeysEnabled = true
         // A reader (`status`) waits for a nightly write instead of failing at once.
-        config.busyMode = .timeout(30)
+        config.busyMode = .timeout(TimeInterval(Self.busyTimeoutMilliseconds) / 1000)
         config.prepareDatabase { db in
             // Defaults are tuned for safety on phones; a nightly batch job wants WAL, fewer fsyncs,
             // a larger cache (32 MiB: more bought little speed and made memory grow with the
@@ -102,10 +104,16 @@ public final class Store: Sendable {
     }
 
     /// Copies the write-ahead log into the database file and empties it (after a long-lived
-    /// reader, such as a `FrozenStoreView`, held it back). Best effort: a busy log stays for the
-    /// next checkpoint.
+    /// reader, such as a `FrozenStoreView`, held it back). Best effort, and without waiting: a
+    /// truncating checkpoint holds the write lock while it waits for readers, and a reader in
+    /// another process that then wants to write would wait for this one: a deadlock until the
+    /// busy timeout. A busy log stays for the next checkpoint.
     public func checkpoint() {
-        _ = try? queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try? queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
+            try db.checkpoint(.truncate)
+        }
     }
 
     /// Direct access for code below the object layer (benchmarks, run records, raw checks).
