@@ -26,6 +26,8 @@ public struct JobConfig: Sendable {
     public var uidDomain = "tvimport.invalid"
     public var retentionDays = 7
     public var maxDeleteShare = 0.2
+    /// The most programme text one channel may hold in one guide, in MiB (memory follows it).
+    public var maxChannelMB = 16
     public var pastHours = 24
     public var refreshHours = 12
     public var sources: [Source] = []
@@ -161,7 +163,7 @@ struct ConfigReader {
     }
 
     mutating func read(_ root: Any) throws -> JobConfig {
-        let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare",
+        let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare", "maxChannelMB",
                                                "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles", "changeFilesDays"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
@@ -172,6 +174,10 @@ struct ConfigReader {
         if let v = try number(d["retentionDays"], "retentionDays") {
             guard v >= 0 else { throw fail("retentionDays", "a number of days, 0 or more") }
             c.retentionDays = Int(v)
+        }
+        if let v = try number(d["maxChannelMB"], "maxChannelMB") {
+            guard v >= 1, v <= 4096, v == v.rounded() else { throw fail("maxChannelMB", "a whole number of MiB from 1 to 4096") }
+            c.maxChannelMB = Int(v)
         }
         if let v = try number(d["maxDeleteShare"], "maxDeleteShare") {
             guard (0...1).contains(v) else { throw fail("maxDeleteShare", "a share between 0 and 1 (0.2 is 20 %)") }

@@ -168,6 +168,7 @@ public struct NightlyJob {
                                                                excludeChannels: source.excludeChannels),
                                     now: now)
         options.programmeInsertValues = ["changedAt": .date(now)]
+        options.maxChannelBytes = Int64(config.maxChannelMB) << 20
         options.progress = { programmes in progress.show("\(source.name): \(programmes) programmes merged") }
         do {
             try beforeImport()

@@ -187,6 +187,27 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         #expect(try box.run(["run", "--config", "c.json"]).status == 0)
     }
 
+    /// `maxChannelMB` bounds one channel's programme text (and so memory): past it the source is
+    /// refused with the channel named, and the database is as it was; a bad value is a config error.
+    @Test func maxChannelMBRefusesABiggerChannel() throws {
+        let box = try Sandbox()
+        try box.write("small.xml", makeGuide())
+        try box.write("big.xml", makeGuide(channels: ["alpha.test"], programmes: 15_000))   // about 1.3 MiB of text
+        try box.write("c.json", makeConfig(sources: [("g", box.path("small.xml"))], extra: #", "maxChannelMB": 1"#))
+        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
+        let before = box.snapshot(["tv.sqlite", "tv.sqlite-wal"])
+        try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 1"#))
+        let r = try box.run(["run", "--config", "c.json", "--force"])
+        #expect(r.status == 65, "\(r.stdout) \(r.stderr)")
+        #expect(r.stderr.contains("channel 'alpha.test' has more than 1 MiB of programme text"), "\(r.stderr)")
+        #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
+        try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 2"#))
+        #expect(try box.run(["run", "--config", "c.json", "--force", "--quiet"]).status == 0)
+        try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 0"#))
+        let bad = try box.run(["run", "--config", "c.json"])
+        #expect(bad.status == 78 && bad.stderr.contains("maxChannelMB"), "\(bad.stderr)")
+    }
+
     /// `import` writes too: while a run (or another import) holds the lock it exits 75 at once and
     /// changes nothing, instead of waiting on SQLite and failing after the busy timeout. A dry run
     /// writes nothing and needs no lock.
