@@ -37,11 +37,10 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
         // A changed category list changes the feed too (the programme row itself may be unchanged).
         // Programmes inserted in this batch were stamped by their insert: no need to read them back.
         var owners = Set<Int64>()
-        for change in changes.updated where change.id.entity == "Category" {
-            if let p = change.foreignKeys["programme"] { owners.insert(p) }
-        }
-        for change in changes.deleted where change.id.entity == "Category" {
-            if let p = change.foreignKeys["programme"] { owners.insert(p) }
+        for list in [changes.updated, changes.deleted] {
+            for change in list where change.id.entity == "Category" {
+                if let p = change.foreignKeys["programme"] { owners.insert(p) }
+            }
         }
         for change in changes.relationshipChanges where change.owner.entity == "Programme" && change.relationship == "categories" {
             owners.insert(change.owner.rowID)

@@ -71,13 +71,6 @@ public struct SourceImportReport: Sendable {
 
 /// Why an import was refused. Nothing was changed.
 public enum ImportError: Error, Sendable, CustomStringConvertible {
-    /// A channel over `ImportOptions.maxChannelBytes`, found at `line` of `file`.
-    static func channelTooLarge(_ channel: String, file: String, line: Int, limit: Int64) -> ImportError {
-        let size = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
-        return .badInput(XMLTVError(file: file, line: line, message: "channel '\(channel.excerpt())' has more than \(size) of programme text "
-                             + "in this guide (a real channel's fortnight takes well under 1 MiB): refused, so that memory stays bounded"))
-    }
-
     case badInput(XMLTVError)
     case safetyGuard(source: String, reason: String)
     case notSorted(String)
@@ -92,6 +85,13 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
         case .notSorted(let m): m
         case .cannotWrite(let m): m
         }
+    }
+
+    /// A channel over `ImportOptions.maxChannelBytes`, found at `line` of `file`.
+    static func channelTooLarge(_ channel: String, file: String, line: Int, limit: Int64) -> ImportError {
+        let size = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return .badInput(XMLTVError(file: file, line: line, message: "channel '\(channel.excerpt())' has more than \(size) of programme text "
+                             + "in this guide (a real channel's fortnight takes well under 1 MiB): refused, so that memory stays bounded"))
     }
 }
 

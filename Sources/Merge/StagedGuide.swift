@@ -9,7 +9,12 @@ import XMLTV
 final class StagedGuide {
     private(set) var channels: [[UInt8]: XMLTVChannel] = [:]
     private(set) var warnings: [ImportWarning] = []
-    private var offsets: [[UInt8]: [(offset: Int64, length: Int)]] = [:]
+    /// Each channel's records in the staging file, and its programme text so far.
+    private struct StagedChannel {
+        var records: [(offset: Int64, length: Int)] = []
+        var textBytes: Int64 = 0
+    }
+    private var staged: [[UInt8]: StagedChannel] = [:]
     private var order: [String] = []
     private let path: String
     private let descriptor: Int32
@@ -18,31 +23,31 @@ final class StagedGuide {
         path = Self.temporaryPath(suffix: "stage")
         descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("cannot create the staging file \(path)") }
-        var position: Int64 = 0
-        var staged: [ImportWarning] = []
-        var record = ByteWriter(), pending = ByteWriter()
+        var flushed: Int64 = 0   // bytes of the file before `pending`
+        var readerWarnings: [ImportWarning] = []
+        var pending = ByteWriter()
         func flush() throws {
-            guard Self.writeAll(descriptor, pending.bytes) else { throw Self.failure("cannot write the staging file \(path)") }
+            guard pending.bytes.withUnsafeBytes({ writeAll(descriptor, $0) }) else { throw Self.failure("cannot write the staging file \(path)") }
+            flushed += Int64(pending.bytes.count)
             pending.bytes.removeAll(keepingCapacity: true)
         }
-        var channelBytes: [[UInt8]: Int64] = [:]
         _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, file in
-            record.bytes.removeAll(keepingCapacity: true)
-            StagingCodec.encode(p, into: &record)
-            pending.bytes.append(contentsOf: record.bytes)
+            let start = pending.bytes.count
+            StagingCodec.encode(p, into: &pending)
             let key = Array(p.channel.utf8)
-            if offsets[key] == nil { order.append(p.channel) }
-            offsets[key, default: []].append((position, record.bytes.count))
-            channelBytes[key, default: 0] += Int64(p.textBytes)
-            if channelBytes[key]! > options.maxChannelBytes {
+            let textBytes = try withStaged(key, p.channel) { channel in
+                channel.records.append((flushed + Int64(start), pending.bytes.count - start))
+                channel.textBytes += Int64(p.textBytes)
+                return channel.textBytes
+            }
+            if textBytes > options.maxChannelBytes {
                 throw ImportError.channelTooLarge(p.channel, file: file, line: p.line, limit: options.maxChannelBytes)
             }
-            position += Int64(record.bytes.count)
             if pending.bytes.count >= 1 << 20 { try flush() }
             return true
-        }, warnings: &staged)
+        }, warnings: &readerWarnings)
         try flush()
-        warnings = staged
+        warnings = readerWarnings
         warnings.append(ImportWarning(kind: "not-grouped", message: "the guide is not grouped by channel; it was staged on disk to merge channel by channel",
                                       source: options.source, file: files.first, line: nil, channel: nil))
     }
@@ -67,12 +72,18 @@ final class StagedGuide {
         unlink(path)
     }
 
+    /// Changes the entry of channel `key` (made on its first programme), with one lookup.
+    private func withStaged<T>(_ key: [UInt8], _ channel: String, _ body: (inout StagedChannel) throws -> T) rethrows -> T {
+        if staged[key] == nil { order.append(channel) }
+        return try body(&staged[key, default: StagedChannel()])
+    }
+
     /// Calls `body` with each channel's programmes, in order of first appearance.
     func forEachBlock(_ body: (String, [XMLTVProgramme]) throws -> Void) throws {
         var buffer: [UInt8] = []
         for channel in order {
             var programmes: [XMLTVProgramme] = []
-            for (offset, length) in offsets[Array(channel.utf8)] ?? [] {
+            for (offset, length) in staged[Array(channel.utf8)]?.records ?? [] {
                 if buffer.count < length { buffer = [UInt8](repeating: 0, count: max(length, 2 * buffer.count)) }
                 let programme = try buffer.withUnsafeMutableBytes { raw throws -> XMLTVProgramme in
                     guard Self.readAll(descriptor, raw.baseAddress!, length, at: offset) else {
@@ -92,19 +103,6 @@ final class StagedGuide {
         .cannotWrite("\(what): \(String(cString: strerror(errno)))")
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            written += n
-        }
-        return true
-    }
-
     private static func readAll(_ fd: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int, at offset: Int64) -> Bool {
         var got = 0
         while got < count {
@@ -115,6 +113,20 @@ final class StagedGuide {
         }
         return true
     }
+}
+
+/// Writes all of `bytes` to `fd` (retrying short writes and EINTR); false on failure (see errno).
+private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    var written = 0
+    while written < bytes.count {
+        let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        written += n
+    }
+    return true
 }
 
 /// Inputs that cannot be read twice (named pipes: process substitution, /dev/stdin from a pipe),
@@ -179,14 +191,8 @@ final class RereadableInputs {
                 if errno == EINTR { continue }
                 throw failure("cannot read")
             }
-            var written = 0
-            while written < got {
-                let n = write(target, buffer + written, got - written)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw ImportError.cannotWrite("cannot write the temporary copy \(copy) of \(file): \(String(cString: strerror(errno)))")
-                }
-                written += n
+            guard writeAll(target, UnsafeRawBufferPointer(start: buffer, count: got)) else {
+                throw ImportError.cannotWrite("cannot write the temporary copy \(copy) of \(file): \(String(cString: strerror(errno)))")
             }
         }
     }

@@ -75,15 +75,18 @@ public struct DiffValue: Sendable, Hashable, Codable, CustomStringConvertible {
             else { try c.encode(d, forKey: .double) }
         case .date(let s):
             var c = encoder.container(keyedBy: Tag.self)
-            if s >= UTCTime.seconds(year: 0, month: 1, day: 1), s < UTCTime.seconds(year: 10000, month: 1, day: 1) {
-                try c.encode(UTCTime.iso8601(s), forKey: .date)
-            } else {
-                try c.encode(s, forKey: .date)
-            }
+            if let text = Self.iso8601(s) { try c.encode(text, forKey: .date) } else { try c.encode(s, forKey: .date) }
         case .data(let d):
             var c = encoder.container(keyedBy: Tag.self)
             try c.encode(Data(d).base64EncodedString(), forKey: .data)
         }
+    }
+
+    /// A date as `YYYY-MM-DDTHH:MM:SSZ` when its year has four digits; nil otherwise (then it is
+    /// written as seconds).
+    static func iso8601(_ seconds: Int64) -> String? {
+        guard seconds >= UTCTime.seconds(year: 0, month: 1, day: 1), seconds < UTCTime.seconds(year: 10000, month: 1, day: 1) else { return nil }
+        return UTCTime.iso8601(seconds)
     }
 
     /// The value as an attribute of `type` holds it (JSON loses the difference between an integer

@@ -120,11 +120,7 @@ public struct JSONText {
         case .date(let s):
             raw("{")
             key("date")
-            if s >= UTCTime.seconds(year: 0, month: 1, day: 1), s < UTCTime.seconds(year: 10000, month: 1, day: 1) {
-                append(string: UTCTime.iso8601(s))
-            } else {
-                bytes.append(contentsOf: String(s).utf8)
-            }
+            if let text = DiffValue.iso8601(s) { append(string: text) } else { bytes.append(contentsOf: String(s).utf8) }
             raw("}")
         case .data(let d):
             raw("{")

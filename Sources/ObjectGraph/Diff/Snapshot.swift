@@ -38,7 +38,7 @@ public final class FrozenStoreView {
         }
         var config = Configuration()
         config.readonly = true
-        config.busyMode = .timeout(30)
+        config.busyMode = .timeout(TimeInterval(Store.busyTimeoutMilliseconds) / 1000)
         // The point of this view: its read transaction stays open between accesses.
         config.allowsUnsafeTransactions = true
         self.store = store
