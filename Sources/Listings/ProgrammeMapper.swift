@@ -8,12 +8,20 @@ public struct IncomingObject: Sendable {
     public var children: [[IncomingObject]]
     /// A hash of everything above: an unchanged object is recognised without reading it back.
     public var contentHash: Int64?
+    /// Set when `values` holds only the identifier (in its positions) and the rest is made when
+    /// the merge needs it (an insert, or a stored object with another hash); see `resolved()`.
+    public var resolve: (@Sendable () -> IncomingObject)?
 
-    public init(values: [Value], children: [[IncomingObject]] = [], contentHash: Int64? = nil) {
+    public init(values: [Value], children: [[IncomingObject]] = [], contentHash: Int64? = nil,
+                resolve: (@Sendable () -> IncomingObject)? = nil) {
         self.values = values
         self.children = children
         self.contentHash = contentHash
+        self.resolve = resolve
     }
+
+    /// The object with all its values and members.
+    public func resolved() -> IncomingObject { resolve?() ?? self }
 }
 
 /// Turns XMLTV records into incoming objects of the listings model. This is the only place that
@@ -78,8 +86,25 @@ public enum ListingsMapper {
         }
         var object = IncomingObject(values: values, children: [sortedUnique(credits, identifier: [0, 1], position: 4),
                                                                sortedUnique(categories, identifier: [0, 1], position: 2)])
-        object.contentHash = ContentHash.of(object)
+        object.contentHash = p.sourceHash.map { contentHash($0, p) } ?? ContentHash.of(object)
         return object
+    }
+
+    /// A programme as read, decoded and mapped only when the merge needs its values: an
+    /// unchanged programme (same hash as stored) costs its identifier and hash alone.
+    public static func deferredProgramme(_ record: ProgrammeRecord) -> IncomingObject {
+        IncomingObject(values: [.date(record.start), .integer(Int64(record.clumpIndex))],
+                       contentHash: contentHash(record.sourceHash, record), resolve: { programme(record.decoded()) })
+    }
+
+    /// A programme's hash from the hash of its element and its place in the schedule (the stop
+    /// may have been inferred or repaired): equal for equal values, whichever way it was mapped.
+    private static func contentHash(_ sourceHash: UInt64, _ p: some ScheduledProgramme) -> Int64 {
+        // Bump with any change to the mapping above, so stored hashes stop matching.
+        let mappingVersion: Int64 = 1
+        var h = ContentHash.Accumulator(sourceHash)
+        for n in [mappingVersion, p.start, p.stop ?? Int64.min, Int64(p.clumpIndex), Int64(p.clumpCount)] { h.add(n) }
+        return h.value
     }
 
     /// Members sorted by identifier, keeping the first listed (lowest `position`) of equal ones.
@@ -125,6 +150,16 @@ public enum ListingsMapper {
 /// A stable 64-bit hash of an incoming object's values and members (FNV-1a over a canonical
 /// byte encoding): equal content gives an equal hash on every run and machine.
 public enum ContentHash {
+    /// Hashes integers onto a start value.
+    struct Accumulator {
+        private var h: UInt64
+        init(_ seed: UInt64) { h = seed }
+        mutating func add(_ n: Int64) {
+            for k in 0..<8 { ContentHash.byte(UInt8(truncatingIfNeeded: n >> (k * 8)), &h) }
+        }
+        var value: Int64 { Int64(bitPattern: h) }
+    }
+
     public static func of(_ object: IncomingObject) -> Int64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
         add(object, &h)
@@ -160,7 +195,7 @@ public enum ContentHash {
         }
     }
 
-    @inline(__always) private static func byte(_ b: UInt8, _ h: inout UInt64) {
+    @inline(__always) fileprivate static func byte(_ b: UInt8, _ h: inout UInt64) {
         h = (h ^ UInt64(b)) &* 0x100_0000_01b3
     }
 }

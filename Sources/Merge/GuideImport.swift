@@ -156,7 +156,7 @@ public final class GuideImporter {
     /// Reads and merges the files, streaming: one channel's programmes at a time, read on one
     /// thread and merged on this one.
     public func run(files: [String]) throws -> SourceImportReport {
-        let producer = GuideProducer(files: files, options: options)
+        let producer = GuideProducer(files: files, options: options, deferDecoding: storedProgrammesBefore > 0)
         producer.start()
         do {
             while true {
@@ -181,7 +181,9 @@ public final class GuideImporter {
              readerWarnings: [ImportWarning]) throws -> SourceImportReport {
         report.warnings += readerWarnings
         try blocks { channel, programmes in
-            if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options) { try mergeBlock(block) }
+            if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options, map: ListingsMapper.programme) {
+                try mergeBlock(block)
+            }
         }
         return try finish(declared)
     }

@@ -13,7 +13,8 @@ struct PreparedBlock: Sendable {
     var warnings: [ImportWarning]
 
     /// Normalises (duplicates, stops, overlaps), computes the covered window and maps to objects.
-    static func prepare(_ channel: String, _ programmes: [XMLTVProgramme], file: String?, options: ImportOptions) -> PreparedBlock? {
+    static func prepare<P: ScheduledProgramme>(_ channel: String, _ programmes: [P], file: String?, options: ImportOptions,
+                                               map: (P) -> IncomingObject) -> PreparedBlock? {
         let (clean, warnings) = ScheduleNormaliser.normalise(programmes, channel: channel)
         let importWarnings = warnings.map {
             ImportWarning(kind: $0.kind, message: $0.message, source: options.source, file: file, line: $0.line, channel: $0.channel ?? channel.excerpt())
@@ -28,7 +29,7 @@ struct PreparedBlock: Sendable {
             windowEnd = max(windowEnd, p.stop ?? (p.start + 1))
             if (p.stop ?? p.start) > options.now { anyInFuture = true }
         }
-        return PreparedBlock(channel: channel, incoming: clean.map(ListingsMapper.programme), windowStart: first.start,
+        return PreparedBlock(channel: channel, incoming: clean.map(map), windowStart: first.start,
                              windowEnd: windowEnd, anyInFuture: anyInFuture, warnings: importWarnings)
     }
 }
@@ -45,14 +46,18 @@ final class GuideProducer: @unchecked Sendable {
 
     private let files: [String]
     private let options: ImportOptions
+    /// Leave programmes undecoded until the merge asks (re-imports, where most are unchanged);
+    /// otherwise decode them here, on the reading thread.
+    private let deferDecoding: Bool
     private let condition = NSCondition()
     private var queue: [Item] = []
     private var cancelled = false
     private let capacity = 4
 
-    init(files: [String], options: ImportOptions) {
+    init(files: [String], options: ImportOptions, deferDecoding: Bool) {
         self.files = files
         self.options = options
+        self.deferDecoding = deferDecoding
     }
 
     func start() {
@@ -95,14 +100,15 @@ final class GuideProducer: @unchecked Sendable {
         var declared: [[UInt8]: XMLTVChannel] = [:]
         var warnings: [ImportWarning] = []
         var finished = Set<[UInt8]>()
-        var block: [XMLTVProgramme] = []
+        var block: [ProgrammeRecord] = []
         var blockChannel: String?
         var blockBytes: Int64 = 0   // held to `maxChannelBytes`
         func flush(_ file: String?) throws -> Bool {
             guard let channel = blockChannel else { return true }
             guard finished.insert(Array(channel.utf8)).inserted else { throw GuideImporter.NotGroupedByChannel(channel: channel) }
             defer { block.removeAll(keepingCapacity: true) }
-            guard let prepared = PreparedBlock.prepare(channel, block, file: file, options: options) else { return true }
+            let map = deferDecoding ? ListingsMapper.deferredProgramme : { ListingsMapper.programme($0.decoded()) }
+            guard let prepared = PreparedBlock.prepare(channel, block, file: file, options: options, map: map) else { return true }
             return push(.block(prepared))
         }
         do {
@@ -142,13 +148,13 @@ final class GuideProducer: @unchecked Sendable {
 /// and collecting each file's reading warnings. Returns false when stopped.
 func readGuide(files: [String], options: ImportOptions,
                channel: (XMLTVChannel, String) -> Void,
-               programme: (XMLTVProgramme, String) throws -> Bool,
+               programme: (ProgrammeRecord, String) throws -> Bool,
                warnings: inout [ImportWarning]) throws -> Bool {
     for file in files {
         let reader: XMLTVReader
         do { reader = try XMLTVReader(path: file, options: options.reader) } catch { throw ImportError.badInput(error) }
         do {
-            while let item = try reader.next() {
+            while let item = try reader.nextRecord() {
                 switch item {
                 case .channel(let c): channel(c, file)
                 case .programme(let p): if try !programme(p, file) { return false }
@@ -162,22 +168,4 @@ func readGuide(files: [String], options: ImportOptions,
         }
     }
     return true
-}
-
-extension XMLTVProgramme {
-    /// About how many bytes of text the programme holds: what a channel's share of memory grows
-    /// with (`ImportOptions.maxChannelBytes`). Whitespace or comments around it do not count.
-    var textBytes: Int {
-        func texts(_ list: [LocalizedText]) -> Int { list.reduce(0) { $0 + $1.text.utf8.count + ($1.lang?.utf8.count ?? 0) } }
-        func strings(_ list: [String]) -> Int { list.reduce(0) { $0 + $1.utf8.count } }
-        var n = 64 + channel.utf8.count + texts(titles) + texts(subTitles) + texts(descriptions) + texts(categories) + texts(keywords)
-        n += credits.reduce(0) { $0 + 16 + $1.role.utf8.count + $1.name.utf8.count + ($1.character?.utf8.count ?? 0) }
-        n += icons.reduce(0) { $0 + 16 + $1.src.utf8.count } + strings(urls) + strings(countries) + strings(subtitles)
-        n += episodeNumbers.reduce(0) { $0 + 48 + $1.system.utf8.count + $1.raw.utf8.count }
-        n += video.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } + audio.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
-        n += ratings.reduce(0) { $0 + 16 + $1.value.utf8.count } + starRatings.reduce(0) { $0 + 16 + $1.value.utf8.count }
-        n += (date?.utf8.count ?? 0) + (language?.utf8.count ?? 0) + (originalLanguage?.utf8.count ?? 0)
-        n += (previouslyShownStart?.utf8.count ?? 0) + (previouslyShownChannel?.utf8.count ?? 0)
-        return n
-    }
 }

@@ -153,11 +153,14 @@ public final class SortedMerge {
         else { storedKeys += layout.overwritable.map(\.name).filter { !storedKeys.contains($0) } }
         if isTopLevel { storedKeys += deletableKeys.filter { !storedKeys.contains($0) } }
         let cursor = try context.fetch(entity.name, where: scope, orderBy: layout.identifierKeys.map { SortKey($0) }, keys: storedKeys)
+        // Stored values come in the order of `storedKeys`: the identifier first, then the hash.
+        let identifierCount = layout.identifierKeys.count
+        let hashIndex = layout.hashKey.flatMap { storedKeys.firstIndex(of: $0) }
 
         var stored = try cursor.next()
         var index = 0
-        var previousIncoming: [Value]?
-        var previousStored: [Value]?
+        var previousIncoming: Int?
+        var previousStored: FetchedObject?
         while index < incoming.count || stored != nil {
             var order = 0
             if index == incoming.count {
@@ -168,26 +171,26 @@ public final class SortedMerge {
                 order = -1
             }
             if order <= 0 {
-                let key = layout.identifierPositions.map { incoming[index].values[$0] }
-                if let p = previousIncoming, compareKeys(p, key) >= 0 {
-                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(p), next: describe(key), side: "incoming")
+                if let p = previousIncoming, compareIncoming(incoming[p], incoming[index], layout) >= 0 {
+                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(identifier(of: incoming[p], layout)),
+                                                     next: describe(identifier(of: incoming[index], layout)), side: "incoming")
                 }
-                previousIncoming = key
+                previousIncoming = index
             }
             if order >= 0, let s = stored {
-                let key = layout.identifierKeys.map { s[$0] }
-                if let p = previousStored, compareKeys(p, key) >= 0 {
-                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(p), next: describe(key), side: "stored")
+                if let p = previousStored, compareStored(p, s, identifierCount) >= 0 {
+                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(Array(p.values[0..<identifierCount])),
+                                                     next: describe(Array(s.values[0..<identifierCount])), side: "stored")
                 }
-                previousStored = key
+                previousStored = s
             }
             switch order {
             case 0:
-                if try update(stored!, with: incoming[index], layout) { tally.updated += 1 } else { tally.unchanged += 1 }
+                if try update(stored!, with: incoming[index], layout, hashIndex: hashIndex) { tally.updated += 1 } else { tally.unchanged += 1 }
                 index += 1
                 stored = try cursor.next()
             case -1:
-                try insert(incoming[index], layout, parent: parent, isTopLevel: isTopLevel)
+                try insert(incoming[index].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
                 tally.inserted += 1
                 index += 1
             default:
@@ -204,20 +207,33 @@ public final class SortedMerge {
         return tally
     }
 
+    /// Incoming against stored by identifier (stored values start with the identifier).
     private func compare(_ object: IncomingObject, _ layout: MergeLayout, _ stored: FetchedObject) -> Int {
-        for (key, position) in zip(layout.identifierKeys, layout.identifierPositions) {
-            let c = Value.compare(object.values[position], stored[key])
+        for (k, position) in layout.identifierPositions.enumerated() {
+            let c = Value.compare(object.values[position], stored.values[k])
             if c != 0 { return c }
         }
         return 0
     }
 
-    private func compareKeys(_ a: [Value], _ b: [Value]) -> Int {
-        for (x, y) in zip(a, b) {
-            let c = Value.compare(x, y)
+    private func compareIncoming(_ a: IncomingObject, _ b: IncomingObject, _ layout: MergeLayout) -> Int {
+        for position in layout.identifierPositions {
+            let c = Value.compare(a.values[position], b.values[position])
             if c != 0 { return c }
         }
         return 0
+    }
+
+    private func compareStored(_ a: FetchedObject, _ b: FetchedObject, _ identifierCount: Int) -> Int {
+        for k in 0..<identifierCount {
+            let c = Value.compare(a.values[k], b.values[k])
+            if c != 0 { return c }
+        }
+        return 0
+    }
+
+    private func identifier(of object: IncomingObject, _ layout: MergeLayout) -> [Value] {
+        layout.identifierPositions.map { object.values[$0] }
     }
 
     // Identifiers come from the input: quote a bounded excerpt of each part.
@@ -250,14 +266,15 @@ public final class SortedMerge {
     }
 
     /// Writes the whitelisted differences; returns whether anything changed.
-    private func update(_ stored: FetchedObject, with object: IncomingObject, _ layout: MergeLayout) throws -> Bool {
+    private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout, hashIndex: Int?) throws -> Bool {
         var current = stored
         if let hashKey = layout.hashKey {
-            if let hash = object.contentHash, stored[hashKey] == .integer(hash) { return false }
+            if let hash = incoming.contentHash, let hashIndex, stored.values[hashIndex] == .integer(hash) { return false }
             // The content differs: read what the whitelist may overwrite.
             guard let full = try context.object(stored.id, keys: layout.overwritable.map(\.name) + [hashKey]) else { return false }
             current = full
         }
+        let object = incoming.resolved()
         var changes: [String: Value] = [:]
         var changed: [(name: String, old: Value, new: Value)] = []
         for (name, position) in layout.overwritable where current[name] != object.values[position] {

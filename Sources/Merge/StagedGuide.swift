@@ -31,13 +31,14 @@ final class StagedGuide {
             flushed += Int64(pending.bytes.count)
             pending.bytes.removeAll(keepingCapacity: true)
         }
-        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { p, file in
+        _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { record, file in
+            let p = record.decoded()
             let start = pending.bytes.count
             StagingCodec.encode(p, into: &pending)
             let key = Array(p.channel.utf8)
             let textBytes = try withStaged(key, p.channel) { channel in
                 channel.records.append((flushed + Int64(start), pending.bytes.count - start))
-                channel.textBytes += Int64(p.textBytes)
+                channel.textBytes += Int64(record.textBytes)
                 return channel.textBytes
             }
             if textBytes > options.maxChannelBytes {

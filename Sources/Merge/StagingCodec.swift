@@ -46,6 +46,7 @@ enum StagingCodec {
         w.ratings(p.ratings)
         w.ratings(p.starRatings)
         w.integer(p.line)
+        w.optional(p.sourceHash) { $0.integer(Int64(bitPattern: $1)) }
     }
 
     static func decode(_ r: inout ByteReader) throws(ByteReader.Truncated) -> XMLTVProgramme {
@@ -92,6 +93,7 @@ enum StagingCodec {
         p.ratings = try r.ratings()
         p.starRatings = try r.ratings()
         p.line = try r.int()
+        p.sourceHash = try r.optional { r throws(ByteReader.Truncated) in UInt64(bitPattern: try r.integer()) }
         return p
     }
 }

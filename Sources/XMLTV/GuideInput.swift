@@ -32,16 +32,7 @@ final class GuideInput {
     private var inflating = false
     private var inMember = false
     private var finished = false
-    private var sinceShortRead = 0
 
-    /// libxml2 2.9.14's reader keeps parsing, and keeps every node it builds, until it sees an
-    /// element: whitespace, comments or processing instructions between elements pile up in
-    /// memory (256 MB of comments take 4 GB). It stops to hand nodes over (and then frees them)
-    /// only when a read leaves it less than its 512-byte parse chunk; two one-byte reads in a
-    /// row always do (the first may complete a chunk), and a pair every 64 KB keeps memory flat
-    /// at no measurable cost.
-    private static let shortReadInterval = 1 << 16
-    private var shortReadsDue = 0
 
     /// Opens `path` for reading; the error message says why it cannot be opened.
     init(path: String) throws(GuideInputError) {
@@ -77,17 +68,7 @@ final class GuideInput {
     func read(into buffer: UnsafeMutablePointer<UInt8>, count: Int) -> Int {
         guard failure == nil else { return -1 }
         guard count > 0, !finished else { return 0 }
-        var wanted = count
-        if sinceShortRead >= Self.shortReadInterval {
-            sinceShortRead = 0
-            shortReadsDue = 2
-        }
-        if shortReadsDue > 0 {
-            shortReadsDue -= 1
-            wanted = 1
-        }
-        let got = isGzip ? inflate(into: buffer, count: wanted) : copy(into: buffer, count: wanted)
-        if got > 0 { sinceShortRead += got }
+        let got = isGzip ? inflate(into: buffer, count: count) : copy(into: buffer, count: count)
         if got > 0 && start != .content { noteStart(buffer, got) }
         if got == 0 { finished = true }
         return failure == nil ? got : -1

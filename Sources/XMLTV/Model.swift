@@ -131,6 +131,8 @@ public struct XMLTVProgramme: Sendable, Hashable, Codable {
     public var starRatings: [Rating]
     /// Line of the `<programme>` start tag.
     public var line: Int
+    /// `ProgrammeRecord.sourceHash` of the element read; nil for a programme made otherwise.
+    public var sourceHash: UInt64?
 
     public init(channel: String, start: Int64, stop: Int64? = nil, clumpIndex: Int = 0, clumpCount: Int = 1,
                 titles: [LocalizedText] = [], line: Int = 0) {
@@ -171,6 +173,12 @@ public struct XMLTVProgramme: Sendable, Hashable, Codable {
 public enum XMLTVItem: Sendable {
     case channel(XMLTVChannel)
     case programme(XMLTVProgramme)
+}
+
+/// What `XMLTVReader.nextRecord()` returns: a programme still undecoded.
+public enum XMLTVRecord: Sendable {
+    case channel(XMLTVChannel)
+    case programme(ProgrammeRecord)
 }
 
 /// Something odd in the data that did not stop the import. `kind` is one of "duplicate",

@@ -1,12 +1,43 @@
 // One channel's programmes -> sorted, de-duplicated, with stops filled or repaired, overlaps reported.
 
+/// What the normaliser needs of a programme: its place in the schedule, and its content only for
+/// messages and for telling exact duplicates from conflicting ones.
+public protocol ScheduledProgramme: Sendable {
+    var start: Int64 { get }
+    var stop: Int64? { get set }
+    var clumpIndex: Int { get }
+    var clumpCount: Int { get }
+    var line: Int { get }
+    /// The first title, for messages.
+    var firstTitle: String? { get }
+    /// Whether both say the same (where in the file they were aside).
+    func hasSameContent(as other: Self) -> Bool
+}
+
+extension XMLTVProgramme: ScheduledProgramme {
+    public var firstTitle: String? { titles.first?.text }
+
+    public func hasSameContent(as other: XMLTVProgramme) -> Bool {
+        var a = self
+        a.line = other.line
+        a.sourceHash = other.sourceHash
+        return a == other
+    }
+}
+
+extension ProgrammeRecord: ScheduledProgramme {
+    public func hasSameContent(as other: ProgrammeRecord) -> Bool {
+        sourceHash == other.sourceHash && tape == other.tape || decoded().hasSameContent(as: other.decoded())
+    }
+}
+
 public enum ScheduleNormaliser {
     /// `programmes` may come in any order; they are taken as belonging to `channel`.
-    public static func normalise(_ programmes: [XMLTVProgramme], channel: String)
-        -> (programmes: [XMLTVProgramme], warnings: [XMLTVWarning]) {
+    public static func normalise<P: ScheduledProgramme>(_ programmes: [P], channel: String)
+        -> (programmes: [P], warnings: [XMLTVWarning]) {
         var warnings: [XMLTVWarning] = []
         let shownChannel = channel.excerpt()
-        func warn(_ kind: String, _ message: String, _ p: XMLTVProgramme) {
+        func warn(_ kind: String, _ message: String, _ p: P) {
             warnings.append(XMLTVWarning(kind: kind, message: message, line: p.line, channel: shownChannel))
         }
 
@@ -14,7 +45,7 @@ public enum ScheduleNormaliser {
         let sorted = programmes.sorted {
             ($0.start, $0.clumpIndex, $0.line) < ($1.start, $1.clumpIndex, $1.line)
         }
-        var unique: [XMLTVProgramme] = []
+        var unique: [P] = []
         unique.reserveCapacity(sorted.count)
         var index = 0
         while index < sorted.count {
@@ -23,7 +54,7 @@ public enum ScheduleNormaliser {
                   sorted[end].clumpIndex == sorted[index].clumpIndex { end += 1 }
             let winner = sorted[end - 1]
             for loser in sorted[index..<(end - 1)] {
-                if sameContent(loser, winner) {
+                if loser.hasSameContent(as: winner) {
                     warn("duplicate", "duplicate of \(describe(winner)) (line \(winner.line)) dropped", loser)
                 } else {
                     warn("conflicting-duplicate",
@@ -77,15 +108,9 @@ public enum ScheduleNormaliser {
         return (unique, warnings)
     }
 
-    static func sameContent(_ a: XMLTVProgramme, _ b: XMLTVProgramme) -> Bool {
-        var a = a
-        a.line = b.line
-        return a == b
-    }
-
     /// "'Title' at 20011228113100-|20011228113101", the way tv_sort names programmes.
-    static func describe(_ p: XMLTVProgramme) -> String {
-        let title = p.titles.first?.text.excerpt() ?? "(untitled)"
+    static func describe<P: ScheduledProgramme>(_ p: P) -> String {
+        let title = p.firstTitle?.excerpt() ?? "(untitled)"
         let stop = p.stop.map { XMLTVTime.format($0) } ?? ""
         return "'\(title)' at \(XMLTVTime.format(p.start))-|\(stop)"
     }

@@ -1,5 +1,6 @@
-// Streaming XMLTV reader on libxml2's xmlTextReader: one channel or programme at a time,
-// constant memory, no network, no external entities.
+// Streaming XMLTV reader on libxml2's SAX2 push parser: one channel or programme at a time,
+// constant memory, no network, no external entities. (SAX2 rather than xmlTextReader: the reader
+// builds and frees a tree node for every element and text, and parses 2.5 times slower here.)
 internal import CLibXML2
 #if canImport(Glibc)
 import Glibc
@@ -24,23 +25,40 @@ public final class XMLTVReader {
     public private(set) var suppressedWarningCount = 0
 
     /// Bytes of XML consumed so far (uncompressed bytes for a gzip file).
-    public var bytesRead: Int64 {
-        let consumed = Int64(xmlTextReaderByteConsumed(reader))
-        if consumed > lastBytesRead { lastBytesRead = consumed }
-        return lastBytesRead
-    }
+    public private(set) var bytesRead: Int64 = 0
 
-    private let reader: OpaquePointer
+    private var parser: xmlParserCtxtPtr?
     private let sink = ErrorSink()
-    private var scratch: [UInt8] = []
-    private var pending = false          // the reader already sits on the next node (after xmlTextReaderNext)
-    private var rootOpen = false
-    private var rootClosed = false
+    private let input: GuideInput
+    private let chunk: UnsafeMutablePointer<UInt8>
+    private static let chunkSize = 1 << 16
+
+    /// Records completed by the last chunk, handed out one by one.
+    private var ready: [XMLTVRecord] = []
+    private var readyIndex = 0
     private var finished = false
     private var failure: XMLTVError?
+    /// An error found by a callback (libxml2 is then stopped).
+    private var callbackFailure: XMLTVError?
+
+    // Where the parser is: open elements, and the channel or programme being recorded.
+    private var openElements = 0
+    private var rootOpen = false
+    private var rootClosed = false
+    private enum Recording { case none, channel(XMLTVChannel), programme(ProgrammeRecordHead) }
+    private var recording = Recording.none
+    private var tape = TapeWriter()
     private var warnedMissingZone = false
-    private var lastBytesRead: Int64 = 0
-    private let input: GuideInput
+
+    /// A programme's attributes, read from its start tag.
+    private struct ProgrammeRecordHead {
+        var channel: String
+        var start: Int64
+        var stop: Int64?
+        var clumpIndex = 0
+        var clumpCount = 1
+        var line: Int
+    }
 
     /// Opens `path` (once: a named pipe or /dev/stdin works too). Throws when it cannot be read.
     public init(path: String, options: XMLTVReaderOptions = .init()) throws(XMLTVError) {
@@ -52,370 +70,275 @@ public final class XMLTVReader {
             throw XMLTVError(file: path, message: error.message)
         }
         isGzip = input.isGzip
-
-        tv_silenceGenericErrors()
-        // NONET: never fetch a DTD; no NOENT/DTDLOAD: entities are not expanded or loaded.
-        let flags = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue | XML_PARSE_COMPACT.rawValue
-            | XML_PARSE_BIG_LINES.rawValue)
-        // libxml2 calls back (already here, for the first bytes) while `input` is alive: the reader owns both.
-        let context = Unmanaged.passUnretained(input).toOpaque()
-        guard let reader = xmlReaderForIO({ context, buffer, length in
-            guard let context, let buffer else { return -1 }
-            let input = Unmanaged<GuideInput>.fromOpaque(context).takeUnretainedValue()
-            let bytes = UnsafeMutableRawPointer(buffer).assumingMemoryBound(to: UInt8.self)
-            return Int32(input.read(into: bytes, count: Int(length)))
-        }, nil, context, path, nil, flags) else {
-            throw XMLTVError(file: path, message: input.failure ?? "libxml2 cannot read the file")
-        }
-        self.reader = reader
-        xmlTextReaderSetStructuredErrorHandler(reader, { context, error in
-            guard let context, let error else { return }
-            let sink = Unmanaged<ErrorSink>.fromOpaque(context).takeUnretainedValue()
-            guard error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue, sink.message == nil else { return }
-            let text = error.pointee.message.map { String(cString: $0) } ?? "XML error \(error.pointee.code)"
-            sink.message = text.normalised(.collapse).excerpt(limit: 200)
-            sink.line = error.pointee.line > 0 ? Int(error.pointee.line) : nil
-        }, Unmanaged.passUnretained(sink).toOpaque())
+        chunk = .allocate(capacity: Self.chunkSize)
     }
 
     deinit {
-        xmlFreeTextReader(reader)
+        if let parser {
+            if let document = parser.pointee.myDoc { xmlFreeDoc(document) }
+            xmlFreeParserCtxt(parser)
+        }
+        chunk.deallocate()
     }
 
     /// The next channel or programme in document order; nil at the end of the document.
     /// Throws for malformed or truncated XML (and keeps throwing the same error afterwards).
     public func next() throws(XMLTVError) -> XMLTVItem? {
-        if let failure { throw failure }
-        if finished { return nil }
-        tv_silenceGenericErrors()
-        do throws(XMLTVError) {
-            while try step() {
-                let type = xmlTextReaderNodeType(reader)
-                if type == NodeType.endElement {
-                    if xmlTextReaderDepth(reader) == 0 { rootClosed = true }
-                    continue
-                }
-                guard type == NodeType.element else { continue }
-                let depth = xmlTextReaderDepth(reader)
-                let name = xmlTextReaderConstLocalName(reader)!
-                if depth == 0 {
-                    guard nameIs(name, "tv") else {
-                        throw error("root element is <\(excerpt(name))>, not <tv>")
-                    }
-                    rootOpen = true
-                    if xmlTextReaderIsEmptyElement(reader) == 1 { rootClosed = true }
-                } else if depth == 1 && nameIs(name, "programme") {
-                    if let programme = try readProgramme() { return .programme(programme) }
-                } else if depth == 1 && nameIs(name, "channel") {
-                    if let channel = try readChannel() { return .channel(channel) }
-                } else {
-                    try consume()
-                }
-            }
-            guard rootOpen, rootClosed else {
-                throw error(rootOpen ? "document ends before </tv> (truncated file?)" : "no <tv> element")
-            }
-            // libxml2 may stop short of the end: a damaged gzip tail must still be an error.
-            guard input.readToEnd() else { throw inputError() }
-            if input.ignoredTrailingGarbage {
-                warn("gzip-trailing-garbage", "bytes after the last gzip member ignored (not gzip data)", line: nil)
-            }
-            finished = true
-            return nil
-        } catch {
-            failure = error
-            throw error
+        switch try nextRecord() {
+        case .channel(let c): .channel(c)
+        case .programme(let p): .programme(p.decoded())
+        case nil: nil
         }
     }
 
-    // MARK: Walking the tree
-
-    private enum NodeType {
-        static let element: Int32 = 1
-        static let text: Int32 = 3
-        static let cdata: Int32 = 4
-        static let whitespace: Int32 = 13
-        static let significantWhitespace: Int32 = 14
-        static let endElement: Int32 = 15
-    }
-
-    /// Moves to the next node; false at the end of the input.
-    private func step() throws(XMLTVError) -> Bool {
-        if pending {
-            pending = false
-            return true
-        }
-        switch xmlTextReaderRead(reader) {
-        case 1: return true
-        case 0: return false
-        default: throw parseError()
-        }
-    }
-
-    /// Like `step`, inside an element, where the end of the input means truncation.
-    private func stepInside() throws(XMLTVError) {
-        guard try step() else {
-            throw parseError(fallback: "document ends inside an element (truncated file?)")
-        }
-    }
-
-    /// Skips the current element with its whole subtree.
-    private func consume() throws(XMLTVError) {
-        if xmlTextReaderIsEmptyElement(reader) == 1 { return }
-        switch xmlTextReaderNext(reader) {
-        case 1: pending = true
-        case 0: break
-        default: throw parseError()
-        }
-    }
-
-    /// Calls `body` on each child element with its local name; `body` must consume the element.
-    private func forEachChild(_ body: (UnsafePointer<UInt8>) throws(XMLTVError) -> Void) throws(XMLTVError) {
-        if xmlTextReaderIsEmptyElement(reader) == 1 { return }
-        let depth = xmlTextReaderDepth(reader)
+    /// Like `next`, with programmes left undecoded: the schedule and the hash are there at once,
+    /// the content when asked for (`ProgrammeRecord.decoded()`).
+    public func nextRecord() throws(XMLTVError) -> XMLTVRecord? {
         while true {
-            try stepInside()
-            let type = xmlTextReaderNodeType(reader)
-            if type == NodeType.element {
-                try body(xmlTextReaderConstLocalName(reader)!)
-            } else if type == NodeType.endElement && xmlTextReaderDepth(reader) == depth {
-                return
+            if readyIndex < ready.count {
+                readyIndex += 1
+                return ready[readyIndex - 1]
+            }
+            ready.removeAll(keepingCapacity: true)
+            readyIndex = 0
+            if let failure { throw failure }
+            if finished { return nil }
+            tv_silenceGenericErrors()
+            do throws(XMLTVError) {
+                try parseChunk()
+            } catch {
+                failure = error   // thrown once the records before it are handed out
             }
         }
     }
 
-    /// Calls `body` with each attribute's local name and value of the current element.
-    private func forEachAttribute(_ body: (UnsafePointer<UInt8>, UnsafePointer<UInt8>) -> Void) {
-        guard xmlTextReaderMoveToFirstAttribute(reader) == 1 else { return }
-        repeat {
-            if let name = xmlTextReaderConstLocalName(reader), let value = xmlTextReaderConstValue(reader) {
-                body(name, value)
-            }
-        } while xmlTextReaderMoveToNextAttribute(reader) == 1
-        xmlTextReaderMoveToElement(reader)
-    }
+    // MARK: Feeding libxml2
 
-    private func attribute(_ wanted: StaticString) -> String? {
-        var found: String?
-        forEachAttribute { name, value in
-            if found == nil, nameIs(name, wanted) { found = String(cString: value) }
+    private func parseChunk() throws(XMLTVError) {
+        let count = input.read(into: chunk, count: parser == nil ? 4 : Self.chunkSize)
+        if count < 0 { throw inputError() }
+        if parser == nil {
+            try startParser(count)
+            if count > 0 { return }
         }
-        return found
+        let status = xmlParseChunk(parser, count > 0 ? UnsafeRawPointer(chunk).assumingMemoryBound(to: CChar.self) : nil,
+                                   Int32(count), count == 0 ? 1 : 0)
+        bytesRead = Int64(xmlByteConsumed(parser))
+        if let callbackFailure { throw callbackFailure }
+        if status != 0 || parser!.pointee.wellFormed == 0 { throw error("malformed XML") }
+        if count == 0 { try finish() }
     }
 
-    /// libxml2's limit for one text node (XML_MAX_TEXT_LENGTH), applied to an element's whole text.
+    /// Creates the push parser with the first bytes, from which libxml2 guesses the encoding.
+    private func startParser(_ count: Int) throws(XMLTVError) {
+        var handler = xmlSAXHandler()
+        // The default SAX2 handlers keep the DTD's declarations (for entities); elements, text,
+        // comments and processing instructions are ours, so no tree is ever built.
+        xmlSAXVersion(&handler, 2)
+        handler.startElementNs = { context, name, _, _, _, _, count, _, attributes in
+            guard let reader = XMLTVReader.owner(context), let name else { return }
+            reader.didStart(name, attributes: attributes, count: Int(count))
+        }
+        handler.endElementNs = { context, _, _, _ in
+            XMLTVReader.owner(context)?.didEnd()
+        }
+        let characters: charactersSAXFunc = { context, text, count in
+            guard let reader = XMLTVReader.owner(context), let text else { return }
+            reader.didRead(text, Int(count))
+        }
+        handler.characters = characters
+        handler.cdataBlock = characters
+        handler.ignorableWhitespace = characters
+        handler.comment = nil
+        handler.processingInstruction = nil
+        handler.reference = nil
+        handler.serror = { context, error in
+            // The context is the parser (ours, or the one checking an entity): the first error counts.
+            guard let context, let error,
+                  let owner = context.assumingMemoryBound(to: xmlParserCtxt.self).pointee._private else { return }
+            let sink = Unmanaged<XMLTVReader>.fromOpaque(owner).takeUnretainedValue().sink
+            guard error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue, sink.message == nil else { return }
+            let text = error.pointee.message.map { String(cString: $0) } ?? "XML error \(error.pointee.code)"
+            sink.message = text.normalised(.collapse).excerpt(limit: 200)
+            sink.line = error.pointee.line > 0 ? Int(error.pointee.line) : nil
+        }
+        let first = UnsafeRawPointer(chunk).assumingMemoryBound(to: CChar.self)
+        guard let parser = xmlCreatePushParserCtxt(&handler, nil, count > 0 ? first : nil, Int32(count), path) else {
+            throw XMLTVError(file: path, message: "libxml2 cannot start parsing")
+        }
+        self.parser = parser
+        // NONET: never fetch a DTD; no NOENT/DTDLOAD: entities are not expanded or loaded.
+        xmlCtxtUseOptions(parser, Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOCDATA.rawValue | XML_PARSE_BIG_LINES.rawValue))
+        parser.pointee._private = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// The reader a callback is for. libxml2 also calls back while it checks an entity's
+    /// replacement text in a parser of its own: those events are not the document's and are left
+    /// out (entity references are not expanded, as before).
+    private static func owner(_ context: UnsafeMutableRawPointer?) -> XMLTVReader? {
+        guard let context else { return nil }
+        let parser = context.assumingMemoryBound(to: xmlParserCtxt.self)
+        guard let owner = parser.pointee._private else { return nil }
+        let reader = Unmanaged<XMLTVReader>.fromOpaque(owner).takeUnretainedValue()
+        return reader.parser == parser ? reader : nil
+    }
+
+    /// After the last byte: the document must be complete, and the input read to its end.
+    private func finish() throws(XMLTVError) {
+        guard rootOpen, rootClosed else {
+            throw error(rootOpen ? "document ends before </tv> (truncated file?)" : "no <tv> element")
+        }
+        // libxml2 may stop short of the end: a damaged gzip tail must still be an error.
+        guard input.readToEnd() else { throw inputError() }
+        if input.ignoredTrailingGarbage {
+            warn("gzip-trailing-garbage", "bytes after the last gzip member ignored (not gzip data)", line: nil)
+        }
+        finished = true
+    }
+
+    private func fail(_ error: XMLTVError) {
+        if callbackFailure == nil { callbackFailure = error }
+        xmlStopParser(parser)
+    }
+
+    private var currentLine: Int { Int(parser?.pointee.input?.pointee.line ?? 0) }
+
+    // MARK: Events
+
+    /// libxml2's limit for one text node (XML_MAX_TEXT_LENGTH), applied to a channel's or a
+    /// programme's whole recorded content.
     static let maxTextBytes = 10_000_000
 
-    /// The element's own text (nested elements skipped), normalised; consumes the element.
-    private func readText(_ mode: TextMode) throws(XMLTVError) -> String {
-        if xmlTextReaderIsEmptyElement(reader) == 1 { return "" }
-        scratch.removeAll(keepingCapacity: true)
-        let depth = xmlTextReaderDepth(reader)
-        while true {
-            try stepInside()
-            switch xmlTextReaderNodeType(reader) {
-            case NodeType.text, NodeType.cdata, NodeType.whitespace, NodeType.significantWhitespace:
-                if let value = xmlTextReaderConstValue(reader) {
-                    scratch.append(contentsOf: UnsafeBufferPointer(start: value, count: strlen(value)))
-                    // libxml2 refuses one text node over 10 MB; comments between nodes must not get round that.
-                    if scratch.count > Self.maxTextBytes {
-                        throw error("element text longer than \(Self.maxTextBytes) bytes")
-                    }
+    private func didStart(_ name: UnsafePointer<UInt8>, attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int) {
+        let level = openElements
+        openElements += 1
+        if level == 0 {
+            guard nameIs(name, "tv") else { return fail(error("root element is <\(excerpt(name))>, not <tv>")) }
+            rootOpen = true
+        } else if level == 1 {
+            if nameIs(name, "programme") { startProgramme(attributes, count) }
+            else if nameIs(name, "channel") { startChannel(attributes, count) }
+        } else if case .none = recording {
+            return
+        } else {
+            tape.start(name, attributes: attributes, count: count)
+            checkTapeSize()
+        }
+    }
+
+    private func didEnd() {
+        openElements -= 1
+        switch openElements {
+        case 0:
+            rootClosed = true
+        case 1:
+            switch recording {
+            case .none: break
+            case .channel(var channel):
+                tape.bytes.withUnsafeBufferPointer { TapeReader(tape: $0).decodeChannel(into: &channel) }
+                ready.append(.channel(channel))
+            case .programme(let head):
+                let record = ProgrammeRecord(channel: head.channel, start: head.start, stop: head.stop, clumpIndex: head.clumpIndex,
+                                             clumpCount: head.clumpCount, line: head.line, tape: tape.bytes)
+                if !record.hasTitle {
+                    warn("missing-title", "programme at \(XMLTVTime.format(head.start)) has no title", line: head.line, channel: head.channel)
                 }
-            case NodeType.element:
-                try consume()
-            case NodeType.endElement where xmlTextReaderDepth(reader) == depth:
-                return scratch.withUnsafeBufferPointer { normalisedText($0, mode) }
-            default:
-                break
+                ready.append(.programme(record))
             }
+            recording = .none
+        default:
+            if case .none = recording { return }
+            tape.end()
         }
     }
 
-    private func readLocalized(_ mode: TextMode, into list: inout [LocalizedText]) throws(XMLTVError) {
-        let lang = attribute("lang")
-        let text = try readText(mode)
-        if !text.isEmpty { list.append(LocalizedText(text: text, lang: lang?.isEmpty == true ? nil : lang)) }
+    private func didRead(_ text: UnsafePointer<UInt8>, _ count: Int) {
+        // Text inside a child of the channel or programme; between the children it is layout.
+        guard openElements >= 3 else { return }
+        if case .none = recording { return }
+        tape.text(text, count)
+        checkTapeSize()
     }
 
-    private func readIcon() throws(XMLTVError) -> Icon? {
-        var src = "", width: Int?, height: Int?
-        forEachAttribute { name, value in
-            if nameIs(name, "src") { src = String(cString: value).normalised(.collapse) }
-            else if nameIs(name, "width") { width = Int(String(cString: value)) }
-            else if nameIs(name, "height") { height = Int(String(cString: value)) }
-        }
-        try consume()
-        return src.isEmpty ? nil : Icon(src: src, width: width, height: height)
-    }
-
-    private var currentLine: Int {
-        Int(xmlGetLineNo(xmlTextReaderCurrentNode(reader)))
+    private func checkTapeSize() {
+        if tape.bytes.count > Self.maxTextBytes { fail(error("element text longer than \(Self.maxTextBytes) bytes")) }
     }
 
     // MARK: Channels and programmes
 
-    private func readChannel() throws(XMLTVError) -> XMLTVChannel? {
-        let line = currentLine
-        guard let id = attribute("id"), !id.isEmpty else {
-            warn("missing-id", "<channel> without id ignored", line: line)
-            try consume()
-            return nil
+    /// Calls `body` with each attribute's local name and value (not NUL-terminated).
+    private func forEachAttribute(_ attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ count: Int,
+                                  _ body: (UnsafePointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
+        guard let attributes else { return }
+        for i in 0..<count {
+            guard let name = attributes[i * 5], let value = attributes[i * 5 + 3], let end = attributes[i * 5 + 4] else { continue }
+            body(name, UnsafeBufferPointer(start: value, count: end - value))
         }
-        guard options.accepts(channel: id) else {
-            try consume()
-            return nil
-        }
-        var channel = XMLTVChannel(id: id, line: line)
-        try forEachChild { name throws(XMLTVError) in
-            if nameIs(name, "display-name") {
-                try readLocalized(.collapse, into: &channel.displayNames)
-            } else if nameIs(name, "icon") {
-                if let icon = try readIcon() { channel.icons.append(icon) }
-            } else if nameIs(name, "url") {
-                let url = try readText(.collapse)
-                if !url.isEmpty { channel.urls.append(url) }
-            } else {
-                try consume()
-            }
-        }
-        return channel
     }
 
-    private func readProgramme() throws(XMLTVError) -> XMLTVProgramme? {
+    private func startChannel(_ attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ count: Int) {
+        let line = currentLine
+        var id: String?
+        forEachAttribute(attributes, count) { name, value in
+            if id == nil, nameIs(name, "id") { id = String(decoding: value, as: UTF8.self) }
+        }
+        guard let id, !id.isEmpty else { return warn("missing-id", "<channel> without id ignored", line: line) }
+        guard options.accepts(channel: id) else { return }
+        tape.reset()
+        recording = .channel(XMLTVChannel(id: id, line: line))
+    }
+
+    /// The channel attribute as a String, shared with the programme before when it is the same
+    /// (programmes come grouped by channel: one String per channel, not per programme).
+    private func channelName(_ value: UnsafeBufferPointer<UInt8>) -> String {
+        if let last = lastChannel, last.utf8.count == value.count, last.utf8.elementsEqual(value) { return last }
+        let name = String(decoding: value, as: UTF8.self)
+        lastChannel = name
+        return name
+    }
+
+    private var lastChannel: String?
+
+    private func startProgramme(_ attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ count: Int) {
         let line = currentLine
         var channel: String?
         var start: Int64?, stop: Int64?
         var badStart: String?, badStop: String?, hasStart = false   // excerpts, for warnings
         var clump: String?
-        forEachAttribute { name, value in
+        forEachAttribute(attributes, count) { name, value in
             if nameIs(name, "channel") {
-                channel = String(cString: value)
+                channel = channelName(value)
             } else if nameIs(name, "start") {
                 hasStart = true
                 start = utc(value)
-                if start == nil { badStart = excerpt(value) }
+                if start == nil { badStart = String(decoding: value, as: UTF8.self).excerpt() }
             } else if nameIs(name, "stop") {
                 stop = utc(value)
-                if stop == nil { badStop = excerpt(value) }
+                if stop == nil { badStop = String(decoding: value, as: UTF8.self).excerpt() }
             } else if nameIs(name, "clumpidx") {
-                clump = String(cString: value)
+                clump = String(decoding: value, as: UTF8.self)
             }
         }
-        guard let channel, !channel.isEmpty else {
-            warn("missing-channel", "<programme> without channel ignored", line: line)
-            try consume()
-            return nil
-        }
-        guard options.accepts(channel: channel) else {
-            try consume()
-            return nil
-        }
+        guard let channel, !channel.isEmpty else { return warn("missing-channel", "<programme> without channel ignored", line: line) }
+        guard options.accepts(channel: channel) else { return }
         guard let start else {
             let why = hasStart ? "bad start time '\(badStart ?? "")'" : "no start time"
-            warn("bad-time", "programme with \(why) skipped", line: line, channel: channel)
-            try consume()
-            return nil
+            return warn("bad-time", "programme with \(why) skipped", line: line, channel: channel)
         }
         if let badStop {
             warn("bad-time", "bad stop time '\(badStop)' ignored", line: line, channel: channel)
         }
-        var programme = XMLTVProgramme(channel: channel, start: start, stop: stop, line: line)
+        var head = ProgrammeRecordHead(channel: channel, start: start, stop: stop, line: line)
         if let clump {
             if let (index, count) = parseClump(clump) {
-                (programme.clumpIndex, programme.clumpCount) = (index, count)
+                (head.clumpIndex, head.clumpCount) = (index, count)
             } else {
                 warn("bad-clumpidx", "bad clumpidx '\(clump.excerpt())' read as 0/1", line: line, channel: channel)
             }
         }
-        try forEachChild { name throws(XMLTVError) in try readProgrammeChild(name, into: &programme) }
-        if programme.titles.isEmpty {
-            warn("missing-title", "programme at \(XMLTVTime.format(start)) has no title", line: line, channel: channel)
-        }
-        return programme
+        tape.reset()
+        recording = .programme(head)
     }
-
-    private func readProgrammeChild(_ name: UnsafePointer<UInt8>, into p: inout XMLTVProgramme) throws(XMLTVError) {
-        switch ProgrammeChild(name) {
-        case .title: try readLocalized(.collapse, into: &p.titles)
-        case .subTitle: try readLocalized(.collapse, into: &p.subTitles)
-        case .desc: try readLocalized(.multiline, into: &p.descriptions)
-        case .category: try readLocalized(.collapse, into: &p.categories)
-        case .keyword: try readLocalized(.collapse, into: &p.keywords)
-        case .credits:
-            try forEachChild { name throws(XMLTVError) in
-                guard let role = creditRole(name) else { return try consume() }
-                var character: String?, guest = role == "guest"
-                forEachAttribute { attribute, value in
-                    if nameIs(attribute, "role") { character = String(cString: value).normalised(.collapse) }
-                    else if nameIs(attribute, "guest") { guest = guest || nameIs(value, "yes") }
-                }
-                let person = try readText(.collapse)
-                if !person.isEmpty {
-                    p.credits.append(Credit(role: role, name: person, character: character?.isEmpty == true ? nil : character,
-                                            isGuest: guest))
-                }
-            }
-        case .date: p.date = try nonEmpty(readText(.collapse))
-        case .language: p.language = try nonEmpty(readText(.collapse))
-        case .origLanguage: p.originalLanguage = try nonEmpty(readText(.collapse))
-        case .country:
-            if let country = try nonEmpty(readText(.collapse)) { p.countries.append(country) }
-        case .length:
-            let units = attribute("units") ?? "seconds"
-            let value = try readText(.collapse)
-            let scale = units == "minutes" ? 60 : units == "hours" ? 3600 : 1
-            if let amount = Int(value), amount >= 0, amount < Int(Int32.max) / scale { p.length = amount * scale }
-        case .icon:
-            if let icon = try readIcon() { p.icons.append(icon) }
-        case .url:
-            if let url = try nonEmpty(readText(.collapse)) { p.urls.append(url) }
-        case .episodeNum:
-            let system = attribute("system") ?? "onscreen"
-            if let raw = try nonEmpty(readText(.collapse)) { p.episodeNumbers.append(EpisodeNumber(system: system, raw: raw)) }
-        case .video:
-            try readFields(into: &p.video) { nameIs($0, "present") || nameIs($0, "colour") || nameIs($0, "aspect") || nameIs($0, "quality") }
-        case .audio:
-            try readFields(into: &p.audio) { nameIs($0, "present") || nameIs($0, "stereo") }
-        case .previouslyShown:
-            p.previouslyShown = true
-            p.previouslyShownStart = attribute("start")
-            p.previouslyShownChannel = attribute("channel")
-            try consume()
-        case .premiere: p.premiere = true; try consume()
-        case .lastChance: p.lastChance = true; try consume()
-        case .new: p.isNew = true; try consume()
-        case .subtitles:
-            p.subtitles.append(attribute("type") ?? "")
-            try consume()
-        case .rating:
-            if let rating = try readRating() { p.ratings.append(rating) }
-        case .starRating:
-            if let rating = try readRating() { p.starRatings.append(rating) }
-        case .other:
-            try consume()
-        }
-    }
-
-    private func readFields(into fields: inout [String: String],
-                            known: (UnsafePointer<UInt8>) -> Bool) throws(XMLTVError) {
-        try forEachChild { name throws(XMLTVError) in
-            guard known(name) else { return try consume() }
-            let key = String(cString: name)
-            if let value = try nonEmpty(readText(.collapse)) { fields[key] = value }
-        }
-    }
-
-    private func readRating() throws(XMLTVError) -> Rating? {
-        let system = attribute("system")
-        var value: String?
-        try forEachChild { name throws(XMLTVError) in
-            if nameIs(name, "value") { value = try nonEmpty(readText(.collapse)) } else { try consume() }
-        }
-        return value.map { Rating(system: system?.isEmpty == true ? nil : system, value: $0) }
-    }
-
-    private func nonEmpty(_ s: String) -> String? { s.isEmpty ? nil : s }
 
     private func parseClump(_ s: String) -> (Int, Int)? {
         let halves = s.split(separator: "/", omittingEmptySubsequences: false)
@@ -426,8 +349,8 @@ public final class XMLTVReader {
     }
 
     /// A time attribute as UTC seconds, honouring `timeOffsetOverride`.
-    private func utc(_ value: UnsafePointer<UInt8>) -> Int64? {
-        guard let parts = XMLTVTime.components(UnsafeBufferPointer(start: value, count: strlen(value))) else { return nil }
+    private func utc(_ value: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let parts = XMLTVTime.components(value) else { return nil }
         if let override = options.timeOffsetOverride { return parts.local - Int64(override) }
         if parts.offset == nil && !warnedMissingZone {
             warnedMissingZone = true
@@ -456,17 +379,12 @@ public final class XMLTVReader {
         return XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: input.failure ?? sink.message ?? message)
     }
 
-    private func parseError(fallback: String = "malformed XML") -> XMLTVError {
-        error(fallback)
-    }
-
     private func inputError() -> XMLTVError {
         XMLTVError(file: path, line: lineOrNil(), message: input.failure ?? "cannot read the file")
     }
 
     private func lineOrNil() -> Int? {
-        let line = Int(xmlTextReaderGetParserLineNumber(reader))
-        return line > 0 ? line : nil
+        currentLine > 0 ? currentLine : nil
     }
 }
 

@@ -33,6 +33,7 @@ import XMLTV
         p.subtitles = ["teletext", ""]
         p.ratings = [Rating(system: "BBFC", value: "15"), Rating(value: "PG")]
         p.starRatings = [Rating(value: "3/5")]
+        p.sourceHash = 0xFEDC_BA98_7654_3210
         return p
     }
 

@@ -94,7 +94,7 @@ import XMLTV
     }
 
     @Test func emptyAndSingle() {
-        #expect(ScheduleNormaliser.normalise([], channel: "c").programmes.isEmpty)
+        #expect(ScheduleNormaliser.normalise([XMLTVProgramme](), channel: "c").programmes.isEmpty)
         let one = ScheduleNormaliser.normalise([programme("20250101010000", "20250101020000", line: 1)], channel: "c")
         #expect(one.programmes.count == 1 && one.warnings.isEmpty)
     }

@@ -178,16 +178,39 @@ public final class ObjectContext {
 
     /// One object by id, or nil if it no longer exists.
     public func object(_ id: ObjectID, keys: [String]? = nil) throws -> FetchedObject? {
-        let entity = try model.requireEntity(id.entity)
+        let query = try objectQuery(id.entity, keys)
+        let statement = try db.cachedStatement(sql: query.sql)
+        statement.setUncheckedArguments([id.rowID])
+        return try ObjectCursor(rows: Row.fetchCursor(statement), layout: query.layout, entityColumn: query.entityColumn, model: model).next()
+    }
+
+    /// The statement text and row layout of `object(_:keys:)`, made once per entity and keys
+    /// (the merge asks for the same shape for every changed object).
+    private func objectQuery(_ entityName: String, _ keys: [String]?) throws -> ObjectQuery {
+        let key = ObjectQueryKey(entity: entityName, keys: keys)
+        if let known = objectQueries[key] { return known }
+        let entity = try model.requireEntity(entityName)
         let table = model.entity(entity.rootName)!
         let keys = keys ?? entity.rowKeys
         let sql = "SELECT \(quote(Schema.rowIDColumn))\(table.descendants.count > 1 ? ", \(quote(Schema.entityColumn))" : "")"
             + keys.map { ", \(quote($0))" }.joined() + " FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?"
-        let statement = try db.cachedStatement(sql: sql)
-        statement.setUncheckedArguments([id.rowID])
-        return try ObjectCursor(rows: Row.fetchCursor(statement), layout: FetchLayout(entity: entity, keys: keys),
-                                entityColumn: table.descendants.count > 1, model: model).next()
+        let query = ObjectQuery(sql: sql, layout: FetchLayout(entity: entity, keys: keys), entityColumn: table.descendants.count > 1)
+        objectQueries[key] = query
+        return query
     }
+
+    private struct ObjectQueryKey: Hashable {
+        let entity: String
+        let keys: [String]?
+    }
+
+    private struct ObjectQuery {
+        let sql: String
+        let layout: FetchLayout
+        let entityColumn: Bool
+    }
+
+    private var objectQueries: [ObjectQueryKey: ObjectQuery] = [:]
 
     public func count(_ entityName: String, where predicate: ObjectPredicate = .all) throws -> Int {
         let entity = try model.requireEntity(entityName)
@@ -197,7 +220,7 @@ public final class ObjectContext {
         if table.descendants.count > 1 && entity.descendants.count < table.descendants.count {
             sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
         }
-        return try Int.fetchOne(db, sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue))) ?? 0
+        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments.map(\.databaseValue))) ?? 0
     }
 
     /// The members of a to-many relationship (or the object of a to-one) of `id`.
@@ -352,7 +375,7 @@ public final class ObjectContext {
         let table = model.entity(entity.rootName)!
         let sql = "UPDATE \(quote(table.name)) SET " + changed.map { "\(quote($0)) = ?" }.joined(separator: ", ")
             + " WHERE \(quote(Schema.rowIDColumn)) = ?"
-        try db.execute(sql: sql, arguments: StatementArguments(changed.map { changes[$0]!.databaseValue } + [id.rowID.databaseValue]))
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(changed.map { changes[$0]!.databaseValue } + [id.rowID.databaseValue]))
 
         var old: [String: Value] = [:], new: [String: Value] = [:]
         for key in changed { old[key] = current[key]; new[key] = changes[key]! }
@@ -501,7 +524,7 @@ public final class ObjectContext {
             if let target = current.related(r.name) { cascadeTargets.append(target) }
         }
         let table = model.entity(entity.rootName)!
-        try db.execute(sql: "DELETE FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?", arguments: [id.rowID])
+        try db.cachedStatement(sql: "DELETE FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?").execute(arguments: [id.rowID])
         counted.counts[entity.name, default: EntityCounts()].deleted += 1
         let foreignKeys = foreignKeyValues(entity, current.values)
         if isObserved(entity.name) {

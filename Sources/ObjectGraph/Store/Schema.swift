@@ -106,6 +106,8 @@ public func fnv1a64Hex(_ s: String) -> String {
 
 extension String {
     func replacingAll(_ target: Character, with replacement: String) -> String {
+        // Names and most literals hold no quote: skip the walk over Characters.
+        if let ascii = target.asciiValue, !utf8.contains(ascii) { return self }
         var out = ""
         out.reserveCapacity(utf8.count)
         for c in self { if c == target { out += replacement } else { out.append(c) } }

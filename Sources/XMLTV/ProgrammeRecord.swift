@@ -1,0 +1,174 @@
+// A programme as read, before its content is turned into Swift values: the attributes the
+// schedule needs, a hash of everything inside the element, and the element itself on a tape.
+
+public struct ProgrammeRecord: Sendable {
+    public var channel: String
+    public var start: Int64
+    public var stop: Int64?
+    public var clumpIndex: Int
+    public var clumpCount: Int
+    /// Line of the `<programme>` start tag.
+    public var line: Int
+    /// A hash of the element's content (every child, attribute and text): equal content gives
+    /// an equal hash on every run. The programme's own times are not part of it.
+    public let sourceHash: UInt64
+    let tape: [UInt8]
+
+    init(channel: String, start: Int64, stop: Int64?, clumpIndex: Int, clumpCount: Int, line: Int, tape: [UInt8]) {
+        self.channel = channel
+        self.start = start
+        self.stop = stop
+        self.clumpIndex = clumpIndex
+        self.clumpCount = clumpCount
+        self.line = line
+        self.tape = tape
+        sourceHash = tape.withUnsafeBufferPointer(tapeHash)
+    }
+
+    /// About how many bytes of memory the record takes (`ImportOptions.maxChannelBytes`).
+    public var textBytes: Int { 64 + channel.utf8.count + tape.count }
+
+    /// The programme with all its content.
+    public func decoded() -> XMLTVProgramme {
+        var p = XMLTVProgramme(channel: channel, start: start, stop: stop, clumpIndex: clumpIndex, clumpCount: clumpCount, line: line)
+        p.sourceHash = sourceHash
+        tape.withUnsafeBufferPointer { buffer in
+            let reader = TapeReader(tape: buffer)
+            reader.forEachElement(in: 0..<buffer.count) { reader.decodeProgrammeChild($0, into: &p) }
+        }
+        return p
+    }
+
+    /// Whether the programme has a title that is not empty (without decoding it).
+    public var hasTitle: Bool {
+        tape.withUnsafeBufferPointer { buffer in
+            let reader = TapeReader(tape: buffer)
+            var found = false
+            reader.forEachElement(in: 0..<buffer.count) { element in
+                if !found, nameIs(element.name, "title"), reader.hasText(element) { found = true }
+            }
+            return found
+        }
+    }
+
+    /// The first non-empty title, for messages; nil when there is none.
+    public var firstTitle: String? {
+        tape.withUnsafeBufferPointer { buffer in
+            let reader = TapeReader(tape: buffer)
+            var title: String?
+            reader.forEachElement(in: 0..<buffer.count) { element in
+                guard title == nil, nameIs(element.name, "title") else { return }
+                let text = reader.text(of: element, .collapse)
+                if !text.isEmpty { title = text }
+            }
+            return title
+        }
+    }
+}
+
+extension TapeReader {
+    func decodeChannel(into channel: inout XMLTVChannel) {
+        forEachElement(in: 0..<tape.count) { element in
+            if nameIs(element.name, "display-name") {
+                localized(element, .collapse, into: &channel.displayNames)
+            } else if nameIs(element.name, "icon") {
+                if let icon = icon(element) { channel.icons.append(icon) }
+            } else if nameIs(element.name, "url") {
+                let url = text(of: element, .collapse)
+                if !url.isEmpty { channel.urls.append(url) }
+            }
+        }
+    }
+
+    func decodeProgrammeChild(_ element: TapeElement, into p: inout XMLTVProgramme) {
+        switch ProgrammeChild(element.name) {
+        case .title: localized(element, .collapse, into: &p.titles)
+        case .subTitle: localized(element, .collapse, into: &p.subTitles)
+        case .desc: localized(element, .multiline, into: &p.descriptions)
+        case .category: localized(element, .collapse, into: &p.categories)
+        case .keyword: localized(element, .collapse, into: &p.keywords)
+        case .credits:
+            forEachElement(in: element.content) { person in
+                guard let role = creditRole(person.name) else { return }
+                var character: String?, guest = role == "guest"
+                forEachAttribute(of: person) { attribute, value in
+                    if nameIs(attribute, "role") { character = String(cString: value).normalised(.collapse) }
+                    else if nameIs(attribute, "guest") { guest = guest || nameIs(value, "yes") }
+                }
+                let name = text(of: person, .collapse)
+                if !name.isEmpty {
+                    p.credits.append(Credit(role: role, name: name, character: character?.isEmpty == true ? nil : character, isGuest: guest))
+                }
+            }
+        case .date: p.date = nonEmpty(text(of: element, .collapse))
+        case .language: p.language = nonEmpty(text(of: element, .collapse))
+        case .origLanguage: p.originalLanguage = nonEmpty(text(of: element, .collapse))
+        case .country:
+            if let country = nonEmpty(text(of: element, .collapse)) { p.countries.append(country) }
+        case .length:
+            let units = attribute("units", of: element) ?? "seconds"
+            let value = text(of: element, .collapse)
+            let scale = units == "minutes" ? 60 : units == "hours" ? 3600 : 1
+            if let amount = Int(value), amount >= 0, amount < Int(Int32.max) / scale { p.length = amount * scale }
+        case .icon:
+            if let icon = icon(element) { p.icons.append(icon) }
+        case .url:
+            if let url = nonEmpty(text(of: element, .collapse)) { p.urls.append(url) }
+        case .episodeNum:
+            let system = attribute("system", of: element) ?? "onscreen"
+            if let raw = nonEmpty(text(of: element, .collapse)) { p.episodeNumbers.append(EpisodeNumber(system: system, raw: raw)) }
+        case .video:
+            fields(element, into: &p.video) { nameIs($0, "present") || nameIs($0, "colour") || nameIs($0, "aspect") || nameIs($0, "quality") }
+        case .audio:
+            fields(element, into: &p.audio) { nameIs($0, "present") || nameIs($0, "stereo") }
+        case .previouslyShown:
+            p.previouslyShown = true
+            p.previouslyShownStart = attribute("start", of: element)
+            p.previouslyShownChannel = attribute("channel", of: element)
+        case .premiere: p.premiere = true
+        case .lastChance: p.lastChance = true
+        case .new: p.isNew = true
+        case .subtitles: p.subtitles.append(attribute("type", of: element) ?? "")
+        case .rating:
+            if let rating = rating(element) { p.ratings.append(rating) }
+        case .starRating:
+            if let rating = rating(element) { p.starRatings.append(rating) }
+        case .other:
+            break
+        }
+    }
+
+    private func localized(_ element: TapeElement, _ mode: TextMode, into list: inout [LocalizedText]) {
+        let lang = attribute("lang", of: element)
+        let text = text(of: element, mode)
+        if !text.isEmpty { list.append(LocalizedText(text: text, lang: lang?.isEmpty == true ? nil : lang)) }
+    }
+
+    private func icon(_ element: TapeElement) -> Icon? {
+        var src = "", width: Int?, height: Int?
+        forEachAttribute(of: element) { name, value in
+            if nameIs(name, "src") { src = String(cString: value).normalised(.collapse) }
+            else if nameIs(name, "width") { width = Int(String(cString: value)) }
+            else if nameIs(name, "height") { height = Int(String(cString: value)) }
+        }
+        return src.isEmpty ? nil : Icon(src: src, width: width, height: height)
+    }
+
+    private func fields(_ element: TapeElement, into fields: inout [String: String], known: (UnsafePointer<UInt8>) -> Bool) {
+        forEachElement(in: element.content) { child in
+            guard known(child.name) else { return }
+            if let value = nonEmpty(text(of: child, .collapse)) { fields[String(cString: child.name)] = value }
+        }
+    }
+
+    private func rating(_ element: TapeElement) -> Rating? {
+        let system = attribute("system", of: element)
+        var value: String?
+        forEachElement(in: element.content) { child in
+            if nameIs(child.name, "value") { value = nonEmpty(text(of: child, .collapse)) }
+        }
+        return value.map { Rating(system: system?.isEmpty == true ? nil : system, value: $0) }
+    }
+
+    private func nonEmpty(_ s: String) -> String? { s.isEmpty ? nil : s }
+}
