@@ -3,7 +3,7 @@
 #include <libxml/xmlversion.h>
 // Debian's libxml2 pulls in the system ICU, which clashes with Foundation's copy: we need no ICU.
 #undef LIBXML_ICU_ENABLED
-#include <libxml/xmlreader.h>
+#include <libxml/parserInternals.h>
 #include <libxml/parser.h>
 #include <libxml/xmlerror.h>
 // zlib (libxml2's own compression library): the reader inflates gzip itself, because libxml2's

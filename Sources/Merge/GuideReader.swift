@@ -121,7 +121,7 @@ final class GuideProducer: @unchecked Sendable {
                 }
                 declared[key] = c
             }, programme: { p, file in
-                if blockChannel == nil || !p.channel.utf8.elementsEqual(blockChannel!.utf8) {
+                if blockChannel == nil || !p.channel.hasSameUTF8(as: blockChannel!) {
                     guard try flush(file) else { return false }
                     blockChannel = p.channel
                     blockBytes = 0

@@ -46,6 +46,9 @@ public final class MergeLayout: Sendable {
         rowPositions = keys.map { entity.rowIndex(of: $0)! }
         parentRowPosition = parentKey.flatMap { entity.rowIndex(of: $0) }
         hashRowPosition = hashKey.flatMap { entity.rowIndex(of: $0) }
+        // What an update reads of a stored object whose hash differs: the whitelist, the hash and
+        // the parent, so that writing needs no second read.
+        updateKeys = self.overwritable.map(\.name) + [hashKey, parentKey].compactMap { $0 }
         defaultRow = entity.attributes.map(\.defaultValue)
             + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
     }
@@ -55,6 +58,7 @@ public final class MergeLayout: Sendable {
     let parentRowPosition: Int?
     let hashRowPosition: Int?
     let defaultRow: [Value]
+    let updateKeys: [String]
 
     let whitelist: Set<String>
 
@@ -271,7 +275,7 @@ public final class SortedMerge {
         if let hashKey = layout.hashKey {
             if let hash = incoming.contentHash, let hashIndex, stored.values[hashIndex] == .integer(hash) { return false }
             // The content differs: read what the whitelist may overwrite.
-            guard let full = try context.object(stored.id, keys: layout.overwritable.map(\.name) + [hashKey]) else { return false }
+            guard let full = try context.object(stored.id, keys: layout.updateKeys) else { return false }
             current = full
         }
         let object = incoming.resolved()
@@ -282,7 +286,7 @@ public final class SortedMerge {
             changed.append((name, current[name], object.values[position]))
         }
         if let hashKey = layout.hashKey, let hash = object.contentHash { changes[hashKey] = .integer(hash) }
-        if !changes.isEmpty { try context.update(stored.id, changes) }
+        if !changes.isEmpty { try context.update(stored.id, changes, current: current) }
 
         var relationshipChanges: [(name: String, added: [[Value]], removed: [[Value]])] = []
         for (i, child) in layout.children.enumerated() where layout.mayOverwrite(child.relationship) {

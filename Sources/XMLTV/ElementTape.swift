@@ -23,23 +23,19 @@ struct TapeWriter {
         lastWasText = false
     }
 
-    /// `attributes` is libxml2's SAX2 array: five pointers per attribute (local name, prefix,
-    /// URI, value start, value end).
-    mutating func start(_ name: UnsafePointer<UInt8>, attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int) {
+    /// Starts an element; its `attributeCount` attributes follow, one `attribute` call each.
+    mutating func start(_ name: UnsafePointer<UInt8>, attributeCount: Int) {
         lastWasText = false
         bytes.append(TapeEvent.start)
         appendCString(name)
-        var n = UInt32(count)
+        var n = UInt32(attributeCount)
         withUnsafeBytes(of: &n) { bytes.append(contentsOf: $0) }
-        guard let attributes else { return }
-        for i in 0..<count {
-            let base = i * 5
-            if let local = attributes[base] { appendCString(local) } else { bytes.append(0) }
-            if let value = attributes[base + 3], let valueEnd = attributes[base + 4] {
-                bytes.append(contentsOf: UnsafeBufferPointer(start: value, count: valueEnd - value))
-            }
-            bytes.append(0)
-        }
+    }
+
+    mutating func attribute(_ name: UnsafePointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
+        appendCString(name)
+        bytes.append(contentsOf: value)
+        bytes.append(0)
     }
 
     mutating func text(_ p: UnsafePointer<UInt8>, _ count: Int) {
@@ -144,28 +140,6 @@ struct TapeReader {
             if found == nil, nameIs(name, wanted) { found = String(cString: value) }
         }
         return found
-    }
-
-    /// Whether the element's own text is more than whitespace (its normalised text not empty).
-    func hasText(_ element: TapeElement) -> Bool {
-        var i = element.content.lowerBound
-        while i < element.content.upperBound {
-            switch tape[i] {
-            case TapeEvent.start:
-                i = self.element(at: i).end
-            case TapeEvent.text:
-                i += 1
-                while tape[i] != 0 {
-                    let c = tape[i]
-                    if c != 32 && c != 9 && c != 10 && c != 13 { return true }
-                    i += 1
-                }
-                i += 1
-            default:
-                i += 1
-            }
-        }
-        return false
     }
 
     /// The element's own text (text inside nested elements left out), normalised.

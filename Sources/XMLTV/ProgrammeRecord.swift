@@ -39,18 +39,6 @@ public struct ProgrammeRecord: Sendable {
         return p
     }
 
-    /// Whether the programme has a title that is not empty (without decoding it).
-    public var hasTitle: Bool {
-        tape.withUnsafeBufferPointer { buffer in
-            let reader = TapeReader(tape: buffer)
-            var found = false
-            reader.forEachElement(in: 0..<buffer.count) { element in
-                if !found, nameIs(element.name, "title"), reader.hasText(element) { found = true }
-            }
-            return found
-        }
-    }
-
     /// The first non-empty title, for messages; nil when there is none.
     public var firstTitle: String? {
         tape.withUnsafeBufferPointer { buffer in

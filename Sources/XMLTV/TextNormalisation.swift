@@ -73,6 +73,19 @@ private func needsRewrite(_ core: UnsafeBufferPointer<UInt8>, _ mode: TextMode) 
 }
 
 extension String {
+    /// Whether the string is exactly these UTF-8 bytes (no Unicode equivalence: NFC and NFD
+    /// spellings of an id are different ids).
+    public func hasUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var s = self
+        return s.withUTF8 { $0.count == bytes.count && ($0.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0) }
+    }
+
+    /// Whether both strings have exactly the same UTF-8 bytes (see `hasUTF8`).
+    public func hasSameUTF8(as other: String) -> Bool {
+        var other = other
+        return other.withUTF8 { hasUTF8($0) }
+    }
+
     /// `normalisedText` for Swift strings (tests and attribute values).
     func normalised(_ mode: TextMode) -> String {
         var copy = self

@@ -48,6 +48,10 @@ public final class XMLTVReader {
     private enum Recording { case none, channel(XMLTVChannel), programme(ProgrammeRecordHead) }
     private var recording = Recording.none
     private var tape = TapeWriter()
+    /// Inside a `<title>` of the programme being recorded; whether one had text (for the
+    /// missing-title warning, without decoding).
+    private var inTitle = false
+    private var sawTitle = false
     private var warnedMissingZone = false
 
     /// A programme's attributes, read from its start tag.
@@ -115,7 +119,13 @@ public final class XMLTVReader {
     // MARK: Feeding libxml2
 
     private func parseChunk() throws(XMLTVError) {
-        let count = input.read(into: chunk, count: parser == nil ? 4 : Self.chunkSize)
+        var count = input.read(into: chunk, count: parser == nil ? 4 : Self.chunkSize)
+        // libxml2 guesses the encoding (BOM, UTF-16) from the first four bytes: a pipe may give fewer.
+        while parser == nil, count > 0, count < 4 {
+            let more = input.read(into: chunk + count, count: 4 - count)
+            if more <= 0 { break }
+            count += more
+        }
         if count < 0 { throw inputError() }
         if parser == nil {
             try startParser(count)
@@ -123,7 +133,7 @@ public final class XMLTVReader {
         }
         let status = xmlParseChunk(parser, count > 0 ? UnsafeRawPointer(chunk).assumingMemoryBound(to: CChar.self) : nil,
                                    Int32(count), count == 0 ? 1 : 0)
-        bytesRead = Int64(xmlByteConsumed(parser))
+        bytesRead = max(bytesRead, Int64(xmlByteConsumed(parser)))
         if let callbackFailure { throw callbackFailure }
         if status != 0 || parser!.pointee.wellFormed == 0 { throw error("malformed XML") }
         if count == 0 { try finish() }
@@ -135,9 +145,10 @@ public final class XMLTVReader {
         // The default SAX2 handlers keep the DTD's declarations (for entities); elements, text,
         // comments and processing instructions are ours, so no tree is ever built.
         xmlSAXVersion(&handler, 2)
-        handler.startElementNs = { context, name, _, _, _, _, count, _, attributes in
+        handler.startElementNs = { context, name, _, _, _, _, count, defaulted, attributes in
             guard let reader = XMLTVReader.owner(context), let name else { return }
-            reader.didStart(name, attributes: attributes, count: Int(count))
+            // Defaults from a DTD's ATTLIST come last: the file did not say them, leave them out.
+            reader.didStart(name, attributes: attributes, count: Int(count - defaulted))
         }
         handler.endElementNs = { context, _, _, _ in
             XMLTVReader.owner(context)?.didEnd()
@@ -208,10 +219,13 @@ public final class XMLTVReader {
     /// libxml2's limit for one text node (XML_MAX_TEXT_LENGTH), applied to a channel's or a
     /// programme's whole recorded content.
     static let maxTextBytes = 10_000_000
+    static let maxDepth = 256
 
     private func didStart(_ name: UnsafePointer<UInt8>, attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int) {
         let level = openElements
         openElements += 1
+        // libxml2 checks depth only when it builds a tree; nothing in XMLTV nests this deep.
+        if level >= Self.maxDepth { return fail(error("elements nested deeper than \(Self.maxDepth) levels")) }
         if level == 0 {
             guard nameIs(name, "tv") else { return fail(error("root element is <\(excerpt(name))>, not <tv>")) }
             rootOpen = true
@@ -221,7 +235,9 @@ public final class XMLTVReader {
         } else if case .none = recording {
             return
         } else {
-            tape.start(name, attributes: attributes, count: count)
+            inTitle = level == 2 && nameIs(name, "title")
+            tape.start(name, attributeCount: count)
+            forEachAttribute(attributes, count) { tape.attribute($0, $1) }
             checkTapeSize()
         }
     }
@@ -238,9 +254,12 @@ public final class XMLTVReader {
                 tape.bytes.withUnsafeBufferPointer { TapeReader(tape: $0).decodeChannel(into: &channel) }
                 ready.append(.channel(channel))
             case .programme(let head):
-                let record = ProgrammeRecord(channel: head.channel, start: head.start, stop: head.stop, clumpIndex: head.clumpIndex,
-                                             clumpCount: head.clumpCount, line: head.line, tape: tape.bytes)
-                if !record.hasTitle {
+                let record = tape.bytes.withUnsafeBufferPointer {
+                    // An exact-size copy: the writer keeps its buffer for the next programme.
+                    ProgrammeRecord(channel: head.channel, start: head.start, stop: head.stop, clumpIndex: head.clumpIndex,
+                                    clumpCount: head.clumpCount, line: head.line, tape: Array($0))
+                }
+                if !sawTitle {
                     warn("missing-title", "programme at \(XMLTVTime.format(head.start)) has no title", line: head.line, channel: head.channel)
                 }
                 ready.append(.programme(record))
@@ -248,6 +267,7 @@ public final class XMLTVReader {
             recording = .none
         default:
             if case .none = recording { return }
+            inTitle = false
             tape.end()
         }
     }
@@ -256,6 +276,12 @@ public final class XMLTVReader {
         // Text inside a child of the channel or programme; between the children it is layout.
         guard openElements >= 3 else { return }
         if case .none = recording { return }
+        if inTitle && !sawTitle {
+            for i in 0..<count where text[i] != 32 && text[i] != 9 && text[i] != 10 && text[i] != 13 {
+                sawTitle = true
+                break
+            }
+        }
         tape.text(text, count)
         checkTapeSize()
     }
@@ -266,13 +292,23 @@ public final class XMLTVReader {
 
     // MARK: Channels and programmes
 
-    /// Calls `body` with each attribute's local name and value (not NUL-terminated).
+    /// Calls `body` with each attribute's local name and value (not NUL-terminated), with
+    /// character and entity references replaced.
     private func forEachAttribute(_ attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ count: Int,
                                   _ body: (UnsafePointer<UInt8>, UnsafeBufferPointer<UInt8>) -> Void) {
         guard let attributes else { return }
         for i in 0..<count {
             guard let name = attributes[i * 5], let value = attributes[i * 5 + 3], let end = attributes[i * 5 + 4] else { continue }
-            body(name, UnsafeBufferPointer(start: value, count: end - value))
+            let raw = UnsafeBufferPointer(start: value, count: end - value)
+            // Without entity substitution libxml2 hands SAX2 a value with "&" as "&#38;" and an
+            // entity as "&name;": replace them as a tree builder would.
+            guard raw.contains(UInt8(ascii: "&")),
+                  let decoded = xmlStringLenDecodeEntities(parser, value, Int32(raw.count), Int32(XML_SUBSTITUTE_REF), 0, 0, 0) else {
+                body(name, raw)
+                continue
+            }
+            body(name, UnsafeBufferPointer(start: decoded, count: strlen(decoded)))
+            tv_xmlFree(decoded)
         }
     }
 
@@ -291,7 +327,7 @@ public final class XMLTVReader {
     /// The channel attribute as a String, shared with the programme before when it is the same
     /// (programmes come grouped by channel: one String per channel, not per programme).
     private func channelName(_ value: UnsafeBufferPointer<UInt8>) -> String {
-        if let last = lastChannel, last.utf8.count == value.count, last.utf8.elementsEqual(value) { return last }
+        if let last = lastChannel, last.hasUTF8(value) { return last }
         let name = String(decoding: value, as: UTF8.self)
         lastChannel = name
         return name
@@ -337,6 +373,7 @@ public final class XMLTVReader {
             }
         }
         tape.reset()
+        sawTitle = false
         recording = .programme(head)
     }
 

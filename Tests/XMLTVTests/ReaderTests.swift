@@ -254,6 +254,44 @@ import XMLTV
         #expect(!values.contains { $0.contains("root:") })
     }
 
+    /// References in attribute values are replaced, as in element text: an icon URL with
+    /// "&amp;" keeps its query string, a numeric reference becomes its character.
+    @Test func referencesInAttributesAreReplaced() throws {
+        let body = """
+        <channel id="news&amp;weather.example"><icon src="https://img.example/a.png?w=1&amp;h=2"/></channel>
+        <programme start="20250101000000 +0000" channel="news&#38;weather.example">
+          <title lang="&#x65;n">Caf&#233;</title>
+          <credits><actor role="Tom &amp; Jerry">A</actor></credits>
+        </programme>
+        """
+        let result = try readAll(Fixture.write(Fixture.tv(body)))
+        #expect(result.channels.map(\.id) == ["news&weather.example"])
+        #expect(result.channels.first?.icons.first?.src == "https://img.example/a.png?w=1&h=2")
+        let p = try #require(result.programmes.first)
+        #expect(p.channel == "news&weather.example")
+        #expect(p.titles == [LocalizedText(text: "Café", lang: "en")])
+        #expect(p.credits.first?.character == "Tom & Jerry")
+    }
+
+    /// A DTD's attribute defaults are not the file's data: a programme reads the same with or
+    /// without one.
+    @Test func dtdAttributeDefaultsAreNotData() throws {
+        let text = """
+        <?xml version="1.0"?>
+        <!DOCTYPE tv [<!ATTLIST title lang CDATA "xx">]>
+        <tv><programme start="20250101000000 +0000" channel="c"><title>T</title></programme></tv>
+        """
+        let result = try readAll(Fixture.write(text))
+        #expect(result.programmes.first?.titles == [LocalizedText(text: "T")])
+    }
+
+    /// Elements nested past any real guide's depth are refused with a message, not a crash.
+    @Test func absurdNestingIsAnError() throws {
+        let deep = String(repeating: "<x>", count: 300) + String(repeating: "</x>", count: 300)
+        let path = Fixture.write(Fixture.tv("<programme start=\"20250101000000\" channel=\"c\"><title>T</title>\(deep)</programme>"))
+        #expect { _ = try readAll(path) } throws: { ($0 as? XMLTVError)?.message.contains("nested deeper than 256") == true }
+    }
+
     @Test func billionLaughsIsBounded() throws {
         var dtd = "<!ENTITY l0 \"ha\">\n"
         for i in 1...10 { dtd += "<!ENTITY l\(i) \"" + String(repeating: "&l\(i - 1);", count: 10) + "\">\n" }

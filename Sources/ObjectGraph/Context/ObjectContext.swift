@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// A stored object as fetched: its id and the values of the keys asked for.
 public struct FetchedObject: Sendable {
@@ -39,33 +40,52 @@ public final class FetchLayout: Sendable {
 }
 
 /// A forward-only stream of fetched objects, straight from a SQLite cursor: memory does not grow
-/// with the number of rows.
+/// with the number of rows. Rows are read with SQLite's own column functions: a merge reads every
+/// stored object of a guide, and GRDB's `Row` costs several times SQLite's work per row.
 public final class ObjectCursor {
-    private let rows: RowCursor
+    private let statement: Statement   // keeps the prepared statement alive
+    private let handle: OpaquePointer
+    private let connection: OpaquePointer?
     private let layout: FetchLayout
     private let entityColumn: Bool
-    private let model: ObjectModel
+    private var done = false
 
-    init(rows: RowCursor, layout: FetchLayout, entityColumn: Bool, model: ObjectModel) {
-        self.rows = rows
+    init(statement: Statement, arguments: [Value], layout: FetchLayout, entityColumn: Bool, db: Database) {
+        self.statement = statement
+        handle = statement.sqliteStatement
+        connection = db.sqliteConnection
         self.layout = layout
         self.entityColumn = entityColumn
-        self.model = model
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (i, value) in arguments.enumerated() { RawStatement.bind(value, handle, Int32(i + 1)) }
+    }
+
+    deinit {
+        if !done { sqlite3_reset(handle) }
     }
 
     public func next() throws -> FetchedObject? {
-        guard let row = try rows.next() else { return nil }
-        let rowID: Int64 = row[0]
+        if done { return nil }
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_ROW else {
+            done = true
+            sqlite3_reset(handle)
+            if code == SQLITE_DONE { return nil }
+            throw DatabaseError(resultCode: ResultCode(rawValue: code),
+                                message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: statement.sql)
+        }
+        let rowID = sqlite3_column_int64(handle, 0)
         var entityName = layout.entity.name
-        var offset = 1
+        var offset: Int32 = 1
         if entityColumn {
-            entityName = row[1]
+            entityName = String(cString: sqlite3_column_text(handle, 1))
             offset = 2
         }
         var values: [Value] = []
         values.reserveCapacity(layout.keys.count)
         for (i, type) in layout.types.enumerated() {
-            values.append(Value(row[i + offset] as DatabaseValue, type: type))
+            values.append(Value(column: Int32(i) + offset, of: handle, type: type))
         }
         return FetchedObject(id: ObjectID(entity: entityName, rowID: rowID), layout: layout, values: values)
     }
@@ -157,10 +177,8 @@ public final class ObjectContext {
             sql += " ORDER BY " + sort.map { "\(quote($0.key))\($0.ascending ? "" : " DESC")" }.joined(separator: ", ")
         }
         if let limit { sql += " LIMIT \(limit)" }
-        let statement = try db.cachedStatement(sql: sql)
-        statement.setUncheckedArguments(StatementArguments(arguments.map(\.databaseValue)))
-        return ObjectCursor(rows: try Row.fetchCursor(statement), layout: FetchLayout(entity: entity, keys: keys),
-                            entityColumn: hasEntityColumn, model: model)
+        return ObjectCursor(statement: try db.cachedStatement(sql: sql), arguments: arguments, layout: FetchLayout(entity: entity, keys: keys),
+                            entityColumn: hasEntityColumn, db: db)
     }
 
     /// Every matching object, in memory: for small results.
@@ -179,9 +197,8 @@ public final class ObjectContext {
     /// One object by id, or nil if it no longer exists.
     public func object(_ id: ObjectID, keys: [String]? = nil) throws -> FetchedObject? {
         let query = try objectQuery(id.entity, keys)
-        let statement = try db.cachedStatement(sql: query.sql)
-        statement.setUncheckedArguments([id.rowID])
-        return try ObjectCursor(rows: Row.fetchCursor(statement), layout: query.layout, entityColumn: query.entityColumn, model: model).next()
+        return try ObjectCursor(statement: db.cachedStatement(sql: query.sql), arguments: [.integer(id.rowID)], layout: query.layout,
+                                entityColumn: query.entityColumn, db: db).next()
     }
 
     /// The statement text and row layout of `object(_:keys:)`, made once per entity and keys
@@ -353,6 +370,13 @@ public final class ObjectContext {
     /// Only the keys whose value really changes are written and reported. Returns those keys.
     @discardableResult
     public func update(_ id: ObjectID, _ changes: [String: Value]) throws -> [String] {
+        try update(id, changes, current: nil)
+    }
+
+    /// `update(_:_:)` for a caller that has just read the object: when `current` holds every key
+    /// of `changes` and every foreign key, the object is not read again.
+    @discardableResult
+    public func update(_ id: ObjectID, _ changes: [String: Value], current known: FetchedObject?) throws -> [String] {
         let entity = try model.requireEntity(id.entity)
         let keys = changes.keys.sorted()
         for key in keys {
@@ -366,9 +390,15 @@ public final class ObjectContext {
                 if changes[key]!.isNull && !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: key) }
             }
         }
-        let readKeys = Array(Set(keys + entity.foreignKeys.map(\.name))).sorted()
-        guard let current = try object(id, keys: readKeys) else {
-            throw ObjectGraphError.objectNotFound(entity: entity.name, id: id.description)
+        let current: FetchedObject
+        if let known, known.id == id, (keys + entity.foreignKeys.map(\.name)).allSatisfy({ known.layout.index[$0] != nil }) {
+            current = known
+        } else {
+            let readKeys = Array(Set(keys + entity.foreignKeys.map(\.name))).sorted()
+            guard let read = try object(id, keys: readKeys) else {
+                throw ObjectGraphError.objectNotFound(entity: entity.name, id: id.description)
+            }
+            current = read
         }
         let changed = keys.filter { current[$0] != changes[$0]! }
         if changed.isEmpty { return [] }
@@ -595,6 +625,32 @@ public final class ObjectContext {
 }
 
 extension Value {
+    /// Column `index` of the current row of `statement`, read as `type` (see `init(_:type:)`).
+    init(column index: Int32, of statement: OpaquePointer, type: AttributeType?) {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_NULL: self = .null
+        case SQLITE_INTEGER:
+            let i = sqlite3_column_int64(statement, index)
+            switch type {
+            case .bool: self = .bool(i != 0)
+            case .date: self = .date(i)
+            case .double: self = .double(Double(i))
+            default: self = .integer(i)
+            }
+        case SQLITE_FLOAT:
+            let d = sqlite3_column_double(statement, index)
+            self = type == .integer ? .integer(Int64(d)) : .double(d)
+        case SQLITE_TEXT:
+            let text = sqlite3_column_text(statement, index)
+            let count = Int(sqlite3_column_bytes(statement, index))
+            self = .string(text.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? "")
+        default:
+            let bytes = sqlite3_column_blob(statement, index)
+            let count = Int(sqlite3_column_bytes(statement, index))
+            self = .data(bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [])
+        }
+    }
+
     init(_ dbValue: DatabaseValue, type: AttributeType?) {
         switch dbValue.storage {
         case .null: self = .null

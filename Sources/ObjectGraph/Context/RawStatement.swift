@@ -25,7 +25,7 @@ enum RawStatement {
     }
 
     @inline(__always)
-    private static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32) {
+    static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32) {
         switch value {
         case .null: sqlite3_bind_null(s, i)
         case .integer(let n), .date(let n): sqlite3_bind_int64(s, i, n)
