@@ -140,8 +140,13 @@ public final class GuideImporter {
                                 collector.changes.append(change)
                             } : nil)
         self.collector = collector
-        storedProgrammesBefore = try context.count("Programme", where: .compare("source", .equal, .string(source)))
-        storedChannelsBefore = try context.count("Channel", where: .compare("source", .equal, .string(source)))
+    }
+
+    /// What the safety guard measures deletions against; counted while the reader starts.
+    private func countStored() throws {
+        let source = Value.string(options.source)
+        storedProgrammesBefore = try context.count("Programme", where: .compare("source", .equal, source))
+        storedChannelsBefore = try context.count("Channel", where: .compare("source", .equal, source))
     }
 
     private let collector: ChangeCollector
@@ -156,9 +161,13 @@ public final class GuideImporter {
     /// Reads and merges the files, streaming: one channel's programmes at a time, read on one
     /// thread and merged on this one.
     public func run(files: [String]) throws -> SourceImportReport {
-        let producer = GuideProducer(files: files, options: options, deferDecoding: storedProgrammesBefore > 0)
+        // A source with stored programmes is being re-imported: most programmes will be unchanged,
+        // so the reader leaves decoding to the merge, which decodes only the changed ones.
+        let reimport = try context.first("Programme", where: .compare("source", .equal, .string(options.source)), keys: []) != nil
+        let producer = GuideProducer(files: files, options: options, deferDecoding: reimport)
         producer.start()
         do {
+            try countStored()
             while true {
                 switch producer.next() {
                 case .block(let block):
@@ -179,6 +188,7 @@ public final class GuideImporter {
     /// Merges staged blocks (already grouped) when the file was not grouped by channel.
     func run(declared: [[UInt8]: XMLTVChannel], blocks: (_ body: (String, [XMLTVProgramme]) throws -> Void) throws -> Void,
              readerWarnings: [ImportWarning]) throws -> SourceImportReport {
+        try countStored()
         report.warnings += readerWarnings
         try blocks { channel, programmes in
             if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options, map: ListingsMapper.programme) {

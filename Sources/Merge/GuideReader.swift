@@ -52,7 +52,7 @@ final class GuideProducer: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Item] = []
     private var cancelled = false
-    private let capacity = 4
+    private let capacity = 16
 
     init(files: [String], options: ImportOptions, deferDecoding: Bool) {
         self.files = files

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The type of an attribute, and of the SQLite column it is stored in.
 public enum AttributeType: String, Sendable, Codable, CaseIterable {
     case string, integer, double, bool, date, data
@@ -77,11 +83,18 @@ public enum Value: Sendable, CustomStringConvertible {
     }
 }
 
+/// Byte equality of UTF-8 (canonically equal NFC and NFD spellings differ, as in SQLite).
+@inline(__always)
+func sameUTF8(_ a: String, _ b: String) -> Bool {
+    var a = a, b = b
+    return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
+}
+
 extension Value: Hashable {
     public static func == (lhs: Value, rhs: Value) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
-        case let (.string(a), .string(b)): a.utf8.elementsEqual(b.utf8)
+        case let (.string(a), .string(b)): sameUTF8(a, b)
         case let (.integer(a), .integer(b)): a == b
         case let (.double(a), .double(b)): a == b || (a.isNaN && b.isNaN)
         case let (.bool(a), .bool(b)): a == b
@@ -94,9 +107,9 @@ extension Value: Hashable {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .string(let s):
+        case .string(var s):
             hasher.combine(1)
-            for byte in s.utf8 { hasher.combine(byte) }
+            s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
         case .integer(let i): hasher.combine(2); hasher.combine(i)
         case .double(let d): hasher.combine(3); hasher.combine(d)
         case .bool(let b): hasher.combine(4); hasher.combine(b)
