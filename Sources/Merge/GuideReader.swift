@@ -52,7 +52,10 @@ final class GuideProducer: @unchecked Sendable {
     private let condition = NSCondition()
     private var queue: [Item] = []
     private var cancelled = false
-    private let capacity = 16
+    /// Blocks waiting for the merge. Undecoded blocks are small and the merge of a re-import
+    /// runs unevenly (fast over unchanged channels): a deeper queue keeps the reader busy. Decoded
+    /// blocks are several times larger, and a first import's merge is always the slower side.
+    private var capacity: Int { deferDecoding ? 16 : 4 }
 
     init(files: [String], options: ImportOptions, deferDecoding: Bool) {
         self.files = files

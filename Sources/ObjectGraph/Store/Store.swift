@@ -28,7 +28,7 @@ public final class Store: Sendable {
             // database) and no zero-filling of freed pages.
             try db.execute(sql: "PRAGMA journal_mode = WAL")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            try db.execute(sql: "PRAGMA cache_size = -65536")
+            try db.execute(sql: "PRAGMA cache_size = -32768")
             try db.execute(sql: "PRAGMA secure_delete = OFF")
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
