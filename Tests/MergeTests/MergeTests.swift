@@ -58,6 +58,22 @@ import XMLTV
         #expect(try h.checksum() == before)
     }
 
+    /// A stored hash that no longer matches (a database written by an older mapping, or a
+    /// guide reformatted without changing a value) costs a comparison, not a change: values are
+    /// compared, nothing is counted, and the new hash is stored so the next run is cheap again.
+    @Test func aStaleHashIsNotAChange() throws {
+        let h = try Harness()
+        let progs = hourly("a", [0, 1, 2]).map { var p = $0; p.credits = [("actor", "X")]; return p }
+        let xml = guideXML(channels: ["a"], programmes: progs)
+        try h.run(xml)
+        let hashes = { try h.store.read { db in try db.fetchAll("Programme", orderBy: [SortKey("start")], keys: ["contentHash"]).map { $0["contentHash"] } } }
+        let stored = try hashes()
+        try h.store.withDatabase { try $0.execute(sql: "UPDATE Programme SET contentHash = 0") }
+        let r = try h.run(xml)
+        #expect(r.programmes.updated == 0 && r.programmes.unchanged == 3 && r.touchedChannelIDs.isEmpty)
+        #expect(try hashes() == stored)
+    }
+
     // 3
     @Test func updateKeepsLocalAttributes() throws {
         let h = try Harness()
