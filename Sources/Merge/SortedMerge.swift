@@ -161,16 +161,23 @@ public final class SortedMerge {
         let identifierCount = layout.identifierKeys.count
         let hashIndex = layout.hashKey.flatMap { storedKeys.firstIndex(of: $0) }
 
-        var stored = try cursor.next()
+        // The stored side is read in place: its identifier into `storedKey` (and the one before,
+        // for the order check, into `previousKey`, swapped rather than copied), its hash when
+        // compared; an object is built only for a row that is updated or deleted.
+        var hasStored = try cursor.step()
+        var storedKey = [Value](repeating: .null, count: identifierCount)
+        var previousKey = storedKey
+        var hasPreviousKey = false
+        func loadStoredKey() { for k in 0..<identifierCount { storedKey[k] = cursor.value(at: k) } }
+        if hasStored { loadStoredKey() }
         var index = 0
         var previousIncoming: Int?
-        var previousStored: FetchedObject?
-        while index < incoming.count || stored != nil {
+        while index < incoming.count || hasStored {
             var order = 0
             if index == incoming.count {
                 order = 1
-            } else if let s = stored {
-                order = compare(incoming[index], layout, s)
+            } else if hasStored {
+                order = compare(incoming[index], layout, storedKey)
             } else {
                 order = -1
             }
@@ -181,40 +188,59 @@ public final class SortedMerge {
                 }
                 previousIncoming = index
             }
-            if order >= 0, let s = stored {
-                if let p = previousStored, compareStored(p, s, identifierCount) >= 0 {
-                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(Array(p.values[0..<identifierCount])),
-                                                     next: describe(Array(s.values[0..<identifierCount])), side: "stored")
+            if order >= 0, hasStored {
+                if hasPreviousKey, compareKeys(previousKey, storedKey) >= 0 {
+                    throw ObjectGraphError.notSorted(entity: entity.name, previous: describe(previousKey), next: describe(storedKey), side: "stored")
                 }
-                previousStored = s
             }
             switch order {
             case 0:
-                if try update(stored!, with: incoming[index], layout, hashIndex: hashIndex) { tally.updated += 1 } else { tally.unchanged += 1 }
+                let object = incoming[index]
+                if let hashIndex, let hash = object.contentHash, cursor.value(at: hashIndex) == .integer(hash) {
+                    tally.unchanged += 1
+                } else if try update(cursor.current(), with: object, layout) {
+                    tally.updated += 1
+                } else {
+                    tally.unchanged += 1
+                }
                 index += 1
-                stored = try cursor.next()
             case -1:
                 try insert(incoming[index].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
                 tally.inserted += 1
                 index += 1
             default:
-                if !isTopLevel || deletable(stored!) {
-                    onChange?(MergeChange(kind: .delete, entity: entity.name, id: stored!.id,
-                                          attributes: layout.identifierKeys.map { ($0, stored![$0], .null) }, relationships: []))
-                    try context.delete(stored!.id)
+                let stored = cursor.current()
+                if !isTopLevel || deletable(stored) {
+                    onChange?(MergeChange(kind: .delete, entity: entity.name, id: stored.id,
+                                          attributes: layout.identifierKeys.map { (key: String) in (key, stored[key], Value.null) },
+                                          relationships: []))
+                    try context.delete(stored.id)
                     tally.deleted += 1
                 }
-                stored = try cursor.next()
+            }
+            if order >= 0 {
+                swap(&previousKey, &storedKey)
+                hasPreviousKey = true
+                hasStored = try cursor.step()
+                if hasStored { loadStoredKey() }
             }
         }
         tallies[entity.name, default: MergeTally()] += tally
         return tally
     }
 
-    /// Incoming against stored by identifier (stored values start with the identifier).
-    private func compare(_ object: IncomingObject, _ layout: MergeLayout, _ stored: FetchedObject) -> Int {
+    /// Incoming against a stored identifier.
+    private func compare(_ object: IncomingObject, _ layout: MergeLayout, _ storedKey: [Value]) -> Int {
         for (k, position) in layout.identifierPositions.enumerated() {
-            let c = Value.compare(object.values[position], stored.values[k])
+            let c = Value.compare(object.values[position], storedKey[k])
+            if c != 0 { return c }
+        }
+        return 0
+    }
+
+    private func compareKeys(_ a: [Value], _ b: [Value]) -> Int {
+        for (x, y) in zip(a, b) {
+            let c = Value.compare(x, y)
             if c != 0 { return c }
         }
         return 0
@@ -223,14 +249,6 @@ public final class SortedMerge {
     private func compareIncoming(_ a: IncomingObject, _ b: IncomingObject, _ layout: MergeLayout) -> Int {
         for position in layout.identifierPositions {
             let c = Value.compare(a.values[position], b.values[position])
-            if c != 0 { return c }
-        }
-        return 0
-    }
-
-    private func compareStored(_ a: FetchedObject, _ b: FetchedObject, _ identifierCount: Int) -> Int {
-        for k in 0..<identifierCount {
-            let c = Value.compare(a.values[k], b.values[k])
             if c != 0 { return c }
         }
         return 0
@@ -269,11 +287,11 @@ public final class SortedMerge {
         }
     }
 
-    /// Writes the whitelisted differences; returns whether anything changed.
-    private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout, hashIndex: Int?) throws -> Bool {
+    /// Writes the whitelisted differences; returns whether anything changed. (The caller has
+    /// compared the hashes: when the layout has one, they differ.)
+    private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout) throws -> Bool {
         var current = stored
         if let hashKey = layout.hashKey {
-            if let hash = incoming.contentHash, let hashIndex, stored.values[hashIndex] == .integer(hash) { return false }
             // The content differs: read what the whitelist may overwrite.
             guard let full = try context.object(stored.id, keys: layout.updateKeys) else { return false }
             current = full

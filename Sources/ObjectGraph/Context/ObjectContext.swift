@@ -66,27 +66,37 @@ public final class ObjectCursor {
     }
 
     public func next() throws -> FetchedObject? {
-        if done { return nil }
+        try step() ? current() : nil
+    }
+
+    /// Moves to the next row; false at the end. Until the next step, the row can be read value
+    /// by value (`value(at:)`) or whole (`current()`): a merge reads most rows' identifier and
+    /// hash only, and builds no object for them.
+    public func step() throws -> Bool {
+        if done { return false }
         let code = sqlite3_step(handle)
         guard code == SQLITE_ROW else {
             done = true
             sqlite3_reset(handle)
-            if code == SQLITE_DONE { return nil }
+            if code == SQLITE_DONE { return false }
             throw DatabaseError(resultCode: ResultCode(rawValue: code),
                                 message: connection.map { String(cString: sqlite3_errmsg($0)) }, sql: statement.sql)
         }
+        return true
+    }
+
+    /// The value of the `index`th key of the current row.
+    public func value(at index: Int) -> Value {
+        Value(column: Int32(index) + (entityColumn ? 2 : 1), of: handle, type: layout.types[index])
+    }
+
+    /// The current row as an object.
+    public func current() -> FetchedObject {
         let rowID = sqlite3_column_int64(handle, 0)
-        var entityName = layout.entity.name
-        var offset: Int32 = 1
-        if entityColumn {
-            entityName = String(cString: sqlite3_column_text(handle, 1))
-            offset = 2
-        }
+        let entityName = entityColumn ? String(cString: sqlite3_column_text(handle, 1)) : layout.entity.name
         var values: [Value] = []
         values.reserveCapacity(layout.keys.count)
-        for (i, type) in layout.types.enumerated() {
-            values.append(Value(column: Int32(i) + offset, of: handle, type: type))
-        }
+        for i in layout.keys.indices { values.append(value(at: i)) }
         return FetchedObject(id: ObjectID(entity: entityName, rowID: rowID), layout: layout, values: values)
     }
 
