@@ -146,16 +146,16 @@ public final class XMLTVReader {
         // comments and processing instructions are ours, so no tree is ever built.
         xmlSAXVersion(&handler, 2)
         handler.startElementNs = { context, name, _, _, _, _, count, defaulted, attributes in
-            guard let reader = XMLTVReader.owner(context), let name else { return }
+            guard let name else { return }
             // Defaults from a DTD's ATTLIST come last: the file did not say them, leave them out.
-            reader.didStart(name, attributes: attributes, count: Int(count - defaulted))
+            XMLTVReader.withOwner(context) { $0.didStart(name, attributes: attributes, count: Int(count - defaulted)) }
         }
         handler.endElementNs = { context, _, _, _ in
-            XMLTVReader.owner(context)?.didEnd()
+            XMLTVReader.withOwner(context) { $0.didEnd() }
         }
         let characters: charactersSAXFunc = { context, text, count in
-            guard let reader = XMLTVReader.owner(context), let text else { return }
-            reader.didRead(text, Int(count))
+            guard let text else { return }
+            XMLTVReader.withOwner(context) { $0.didRead(text, Int(count)) }
         }
         handler.characters = characters
         handler.cdataBlock = characters
@@ -186,12 +186,15 @@ public final class XMLTVReader {
     /// The reader a callback is for. libxml2 also calls back while it checks an entity's
     /// replacement text in a parser of its own: those events are not the document's and are left
     /// out (entity references are not expanded, as before).
-    private static func owner(_ context: UnsafeMutableRawPointer?) -> XMLTVReader? {
-        guard let context else { return nil }
+    /// The reader is alive for as long as its parser, so a callback borrows it (no retain and
+    /// release per event: millions of them).
+    private static func withOwner(_ context: UnsafeMutableRawPointer?, _ body: (XMLTVReader) -> Void) {
+        guard let context else { return }
         let parser = context.assumingMemoryBound(to: xmlParserCtxt.self)
-        guard let owner = parser.pointee._private else { return nil }
-        let reader = Unmanaged<XMLTVReader>.fromOpaque(owner).takeUnretainedValue()
-        return reader.parser == parser ? reader : nil
+        guard let owner = parser.pointee._private else { return }
+        Unmanaged<XMLTVReader>.fromOpaque(owner)._withUnsafeGuaranteedRef { reader in
+            if reader.parser == parser { body(reader) }
+        }
     }
 
     /// After the last byte: the document must be complete, and the input read to its end.
