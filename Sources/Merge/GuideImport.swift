@@ -19,7 +19,8 @@ public struct ImportOptions: Sendable {
     public var programmeInsertValues: [String: Value] = [:]
     /// Called after each channel with the number of programmes merged so far (progress display).
     public var progress: (@Sendable (Int) -> Void)?
-    /// The most text one channel's programmes may hold in one guide (`XMLTVProgramme.textBytes`).
+    /// The most one channel's programmes may hold in one guide, as read (`ProgrammeRecord.textBytes`:
+    /// their elements, text and markup).
     /// The merge holds a channel's programmes in memory (several times their text), so this
     /// bounds memory whatever the size of the stream; a real channel's fortnight is well under
     /// 1 MiB.
