@@ -7,57 +7,99 @@
 //   0x02 text 0                                                 character data (runs coalesced)
 //   0x03                                                        end of an element
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 enum TapeEvent {
     static let start: UInt8 = 1
     static let text: UInt8 = 2
     static let end: UInt8 = 3
 }
 
-/// Records events; reused from one element to the next.
-struct TapeWriter {
-    private(set) var bytes: [UInt8] = []
+/// Records events; reused from one element to the next. Its own growable buffer: a programme
+/// is dozens of small appends, which cost several times a memcpy through `Array`.
+final class TapeWriter {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity = 4096
+    private(set) var count = 0
     private var lastWasText = false
 
-    mutating func reset() {
-        bytes.removeAll(keepingCapacity: true)
+    init() {
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    /// The bytes recorded so far, valid until the next change.
+    var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: storage, count: count) }
+
+    func reset() {
+        count = 0
         lastWasText = false
     }
 
     /// Starts an element; its `attributeCount` attributes follow, one `attribute` call each.
-    mutating func start(_ name: UnsafePointer<UInt8>, attributeCount: Int) {
+    func start(_ name: UnsafePointer<UInt8>, attributeCount: Int) {
         lastWasText = false
-        bytes.append(TapeEvent.start)
+        append(TapeEvent.start)
         appendCString(name)
         var n = UInt32(attributeCount)
-        withUnsafeBytes(of: &n) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: &n) { append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 4) }
     }
 
-    mutating func attribute(_ name: UnsafePointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
+    func attribute(_ name: UnsafePointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
         appendCString(name)
-        bytes.append(contentsOf: value)
-        bytes.append(0)
+        if let base = value.baseAddress { append(base, value.count) }
+        append(0)
     }
 
-    mutating func text(_ p: UnsafePointer<UInt8>, _ count: Int) {
+    func text(_ p: UnsafePointer<UInt8>, _ length: Int) {
         if lastWasText {
-            bytes.removeLast()   // its NUL: the run continues
+            count -= 1   // its NUL: the run continues
         } else {
-            bytes.append(TapeEvent.text)
+            append(TapeEvent.text)
             lastWasText = true
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(start: p, count: count))
-        bytes.append(0)
+        append(p, length)
+        append(0)
     }
 
-    mutating func end() {
+    func end() {
         lastWasText = false
-        bytes.append(TapeEvent.end)
+        append(TapeEvent.end)
     }
 
-    private mutating func appendCString(_ p: UnsafePointer<UInt8>) {
-        var i = 0
-        while p[i] != 0 { i += 1 }
-        bytes.append(contentsOf: UnsafeBufferPointer(start: p, count: i + 1))
+    private func appendCString(_ p: UnsafePointer<UInt8>) {
+        append(p, strlen(p) + 1)
+    }
+
+    @inline(__always)
+    private func append(_ byte: UInt8) {
+        if count == capacity { grow(1) }
+        storage[count] = byte
+        count += 1
+    }
+
+    @inline(__always)
+    private func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        if count + n > capacity { grow(n) }
+        (storage + count).update(from: p, count: n)
+        count += n
+    }
+
+    private func grow(_ needed: Int) {
+        var newCapacity = capacity * 2
+        while newCapacity < count + needed { newCapacity *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+        bigger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = bigger
+        capacity = newCapacity
     }
 }
 

@@ -47,7 +47,7 @@ public final class XMLTVReader {
     private var rootClosed = false
     private enum Recording { case none, channel(XMLTVChannel), programme(ProgrammeRecordHead) }
     private var recording = Recording.none
-    private var tape = TapeWriter()
+    private let tape = TapeWriter()
     /// Inside a `<title>` of the programme being recorded; whether one had text (for the
     /// missing-title warning, without decoding).
     private var inTitle = false
@@ -254,14 +254,12 @@ public final class XMLTVReader {
             switch recording {
             case .none: break
             case .channel(var channel):
-                tape.bytes.withUnsafeBufferPointer { TapeReader(tape: $0).decodeChannel(into: &channel) }
+                TapeReader(tape: tape.bytes).decodeChannel(into: &channel)
                 ready.append(.channel(channel))
             case .programme(let head):
-                let record = tape.bytes.withUnsafeBufferPointer {
-                    // An exact-size copy: the writer keeps its buffer for the next programme.
-                    ProgrammeRecord(channel: head.channel, start: head.start, stop: head.stop, clumpIndex: head.clumpIndex,
-                                    clumpCount: head.clumpCount, line: head.line, tape: Array($0))
-                }
+                // An exact-size copy: the writer keeps its buffer for the next programme.
+                let record = ProgrammeRecord(channel: head.channel, start: head.start, stop: head.stop, clumpIndex: head.clumpIndex,
+                                             clumpCount: head.clumpCount, line: head.line, tape: Array(tape.bytes))
                 if !sawTitle {
                     warn("missing-title", "programme at \(XMLTVTime.format(head.start)) has no title", line: head.line, channel: head.channel)
                 }
@@ -290,7 +288,7 @@ public final class XMLTVReader {
     }
 
     private func checkTapeSize() {
-        if tape.bytes.count > Self.maxTextBytes { fail(error("element text longer than \(Self.maxTextBytes) bytes")) }
+        if tape.count > Self.maxTextBytes { fail(error("element text longer than \(Self.maxTextBytes) bytes")) }
     }
 
     // MARK: Channels and programmes

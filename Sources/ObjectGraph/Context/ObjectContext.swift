@@ -207,12 +207,13 @@ public final class ObjectContext {
     /// One object by id, or nil if it no longer exists.
     public func object(_ id: ObjectID, keys: [String]? = nil) throws -> FetchedObject? {
         let query = try objectQuery(id.entity, keys)
-        return try ObjectCursor(statement: db.cachedStatement(sql: query.sql), arguments: [.integer(id.rowID)], layout: query.layout,
+        return try ObjectCursor(statement: query.statement, arguments: [.integer(id.rowID)], layout: query.layout,
                                 entityColumn: query.entityColumn, db: db).next()
     }
 
-    /// The statement text and row layout of `object(_:keys:)`, made once per entity and keys
-    /// (the merge asks for the same shape for every changed object).
+    /// The statement and row layout of `object(_:keys:)`, made once per entity and keys (the
+    /// merge asks for the same shape for every changed object; even looking a statement up by
+    /// its text hashes the whole text).
     private func objectQuery(_ entityName: String, _ keys: [String]?) throws -> ObjectQuery {
         let key = ObjectQueryKey(entity: entityName, keys: keys)
         if let known = objectQueries[key] { return known }
@@ -221,7 +222,8 @@ public final class ObjectContext {
         let keys = keys ?? entity.rowKeys
         let sql = "SELECT \(quote(Schema.rowIDColumn))\(table.descendants.count > 1 ? ", \(quote(Schema.entityColumn))" : "")"
             + keys.map { ", \(quote($0))" }.joined() + " FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?"
-        let query = ObjectQuery(sql: sql, layout: FetchLayout(entity: entity, keys: keys), entityColumn: table.descendants.count > 1)
+        let query = ObjectQuery(statement: try db.makeStatement(sql: sql), layout: FetchLayout(entity: entity, keys: keys),
+                                entityColumn: table.descendants.count > 1)
         objectQueries[key] = query
         return query
     }
@@ -232,7 +234,7 @@ public final class ObjectContext {
     }
 
     private struct ObjectQuery {
-        let sql: String
+        let statement: Statement
         let layout: FetchLayout
         let entityColumn: Bool
     }
