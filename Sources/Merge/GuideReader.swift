@@ -49,6 +49,7 @@ final class GuideProducer: @unchecked Sendable {
     /// Leave programmes undecoded until the merge asks (re-imports, where most are unchanged);
     /// otherwise decode them here, on the reading thread.
     private let deferDecoding: Bool
+    private let map: @Sendable (ProgrammeRecord) -> IncomingObject
     private let condition = NSCondition()
     private var queue: [Item] = []
     private var cancelled = false
@@ -61,6 +62,11 @@ final class GuideProducer: @unchecked Sendable {
         self.files = files
         self.options = options
         self.deferDecoding = deferDecoding
+        if deferDecoding {
+            map = { ListingsMapper.deferredProgramme($0) }
+        } else {
+            map = { ListingsMapper.programme($0.decoded()) }
+        }
     }
 
     func start() {
@@ -110,7 +116,6 @@ final class GuideProducer: @unchecked Sendable {
             guard let channel = blockChannel else { return true }
             guard finished.insert(Array(channel.utf8)).inserted else { throw GuideImporter.NotGroupedByChannel(channel: channel) }
             defer { block.removeAll(keepingCapacity: true) }
-            let map = deferDecoding ? ListingsMapper.deferredProgramme : { ListingsMapper.programme($0.decoded()) }
             guard let prepared = PreparedBlock.prepare(channel, block, file: file, options: options, map: map) else { return true }
             return push(.block(prepared))
         }

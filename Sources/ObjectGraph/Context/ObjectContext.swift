@@ -637,7 +637,8 @@ public final class ObjectContext {
 }
 
 extension Value {
-    /// Column `index` of the current row of `statement`, read as `type` (see `init(_:type:)`).
+    /// Column `index` of the current row of `statement`, read as `type` (dates and booleans are
+    /// stored as integers).
     init(column index: Int32, of statement: OpaquePointer, type: AttributeType?) {
         switch sqlite3_column_type(statement, index) {
         case SQLITE_NULL: self = .null
@@ -660,22 +661,6 @@ extension Value {
             let bytes = sqlite3_column_blob(statement, index)
             let count = Int(sqlite3_column_bytes(statement, index))
             self = .data(bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [])
-        }
-    }
-
-    init(_ dbValue: DatabaseValue, type: AttributeType?) {
-        switch dbValue.storage {
-        case .null: self = .null
-        case .int64(let i):
-            switch type {
-            case .bool: self = .bool(i != 0)
-            case .date: self = .date(i)
-            case .double: self = .double(Double(i))
-            default: self = .integer(i)
-            }
-        case .double(let d): self = type == .integer ? .integer(Int64(d)) : .double(d)
-        case .string(let s): self = .string(s)
-        case .blob(let data): self = .data([UInt8](data))
         }
     }
 
