@@ -48,7 +48,7 @@ public final class XMLTVReader {
     private enum Recording { case none, channel(XMLTVChannel), programme(ProgrammeRecordHead) }
     private var recording = Recording.none
     private let tape = TapeWriter()
-    /// Inside a `<title>` of the programme being recorded; whether one had text (for the
+    /// Inside a `<title>` (a child) of the programme being recorded; whether one had text (for the
     /// missing-title warning, without decoding).
     private var inTitle = false
     private var sawTitle = false
@@ -238,7 +238,7 @@ public final class XMLTVReader {
         } else if case .none = recording {
             return
         } else {
-            inTitle = level == 2 && nameIs(name, "title")
+            if level == 2 { inTitle = nameIs(name, "title") }
             tape.start(name, attributeCount: count)
             forEachAttribute(attributes, count) { tape.attribute($0, $1) }
             checkTapeSize()
@@ -268,7 +268,7 @@ public final class XMLTVReader {
             recording = .none
         default:
             if case .none = recording { return }
-            inTitle = false
+            if openElements == 2 { inTitle = false }
             tape.end()
         }
     }
@@ -277,7 +277,8 @@ public final class XMLTVReader {
         // Text inside a child of the channel or programme; between the children it is layout.
         guard openElements >= 3 else { return }
         if case .none = recording { return }
-        if inTitle && !sawTitle {
+        // A title's own text, as decoding reads it (text of elements nested in it left out).
+        if inTitle && openElements == 3 && !sawTitle {
             for i in 0..<count where text[i] != 32 && text[i] != 9 && text[i] != 10 && text[i] != 13 {
                 sawTitle = true
                 break

@@ -273,6 +273,18 @@ import XMLTV
         #expect(p.credits.first?.character == "Tom & Jerry")
     }
 
+    /// The missing-title warning agrees with what is decoded: a title's own text counts, text of
+    /// an element nested in it does not.
+    @Test func missingTitleWarningMatchesTheDecodedTitle() throws {
+        let body = """
+        <programme start="20250101000000 +0000" channel="c"><title><x/>Foo</title></programme>
+        <programme start="20250101010000 +0000" channel="c"><title><x>Bar</x> </title></programme>
+        """
+        let result = try readAll(Fixture.write(Fixture.tv(body)))
+        #expect(result.programmes.map { $0.titles.map(\.text) } == [["Foo"], []])
+        #expect(result.warnings.filter { $0.kind == "missing-title" }.map(\.line) == [result.programmes[1].line])
+    }
+
     /// A DTD's attribute defaults are not the file's data: a programme reads the same with or
     /// without one.
     @Test func dtdAttributeDefaultsAreNotData() throws {
