@@ -69,7 +69,8 @@ public enum TVModel {
             "Programme", identifier: ["channel", "start", "clumpIndex"],
             overwritable: programmeFeedAttributes.map(\.name).filter { $0 != "start" && $0 != "clumpIndex" } + ["credits", "categories"],
             attributes: programmeFeedAttributes + [
-                .init("source", .string),
+                // Indexed: the safety guard counts a source's programmes before every import.
+                .init("source", .string, userInfo: [UserInfoKey.index: "true"]),
                 .init("contentHash", .integer, userInfo: [UserInfoKey.diff: "exclude"]),
             ],
             relationships: [

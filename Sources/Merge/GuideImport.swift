@@ -170,7 +170,8 @@ public final class GuideImporter {
         do {
             try countStored()
             while true {
-                switch producer.next() {
+                let item = producer.next()
+                switch item {
                 case .block(let block):
                     try mergeBlock(block)
                 case let .end(declared, warnings):
@@ -179,6 +180,7 @@ public final class GuideImporter {
                 case .failure(let error):
                     throw error
                 }
+                producer.recycle(consume item)
             }
         } catch {
             producer.cancel()
