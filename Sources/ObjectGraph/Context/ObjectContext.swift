@@ -158,15 +158,13 @@ public final class ObjectContext {
         return wanted
     }
 
-    /// The underlying connection, for code that must go below the object layer.
-    public var database: Database { db }
-
     // MARK: Fetching
 
     /// Streams objects of `entityName` (and its sub-entities) matching `predicate`, sorted in SQL,
     /// with only `keys` read (default: every attribute and foreign key).
     public func fetch(_ entityName: String, where predicate: ObjectPredicate = .all, orderBy sort: [SortKey] = [],
                       keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
+        try flushInserts()
         let entity = try model.requireEntity(entityName)
         let keys = keys ?? entity.rowKeys
         // Sorting by row id (`_pk`) is allowed: it is how `members(of:_:)` lists a relationship.
@@ -206,6 +204,7 @@ public final class ObjectContext {
 
     /// One object by id, or nil if it no longer exists.
     public func object(_ id: ObjectID, keys: [String]? = nil) throws -> FetchedObject? {
+        try flushInserts()
         let query = try objectQuery(id.entity, keys)
         return try ObjectCursor(statement: query.statement, arguments: [.integer(id.rowID)], layout: query.layout,
                                 entityColumn: query.entityColumn, db: db).next()
@@ -242,6 +241,7 @@ public final class ObjectContext {
     private var objectQueries: [ObjectQueryKey: ObjectQuery] = [:]
 
     public func count(_ entityName: String, where predicate: ObjectPredicate = .all) throws -> Int {
+        try flushInserts()
         let entity = try model.requireEntity(entityName)
         let table = model.entity(entity.rootName)!
         var arguments: [Value] = []
@@ -298,6 +298,9 @@ public final class ObjectContext {
     }
 
     /// Inserts a row given in `entity.rowKeys` order: the fast path of bulk imports.
+    ///
+    /// The row gets its row id at once but is written with others of its table (see
+    /// `flushInserts`), before anything in this context next reads or changes the database.
     @discardableResult
     public func insert(into entity: Entity, row: [Value]) throws -> ObjectID {
         let plan = try insertPlan(entity)
@@ -309,8 +312,15 @@ public final class ObjectContext {
                 throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: v.description)
             }
         }
-        try RawStatement.execute(plan.statement, in: db, entityName: plan.hasEntityColumn ? entity.name : nil, values: row)
-        let id = ObjectID(entity: entity.name, rowID: db.lastInsertedRowID)
+        let rowID = try nextRowID(plan.table)
+        plan.pending.append(.integer(rowID))
+        if plan.hasEntityColumn { plan.pending.append(.string(entity.name)) }
+        plan.pending.append(contentsOf: row)
+        plan.pendingRows += 1
+        pendingInsertRows += 1
+        if pendingInsertRows >= Self.maxPendingInsertRows { try flushInserts() }
+
+        let id = ObjectID(entity: entity.name, rowID: rowID)
         plan.insertCount += 1
         let observed = plan.isObserved
         var foreignKeys: [String: Int64] = [:]
@@ -327,20 +337,46 @@ public final class ObjectContext {
         return id
     }
 
-    /// What inserting into one entity needs, prepared once per context.
+    /// What inserting into one entity needs, prepared once per context, and its rows not yet written.
     private final class InsertPlan {
-        let statement: Statement
+        let table: String
+        /// `INSERT INTO table (_pk, [entity,] row keys...) VALUES` and one row's placeholders.
+        let sqlHead: String
+        let rowPlaceholders: String
         let hasEntityColumn: Bool
+        /// Values of one row: the row id, the entity name if the table has that column, the row.
+        let valuesPerRow: Int
+        /// Rows per INSERT statement: many narrow rows, fewer wide ones.
+        let rowsPerStatement: Int
         /// Whether observers read inserts of this entity, and member changes of the to-many
         /// inverse of each of its foreign keys (in `entity.foreignKeys` order).
         let isObserved: Bool
         let isInverseObserved: [Bool]
         var insertCount = 0
-        init(statement: Statement, hasEntityColumn: Bool, isObserved: Bool, isInverseObserved: [Bool]) {
-            self.statement = statement
+        var pending: [Value] = []
+        var pendingRows = 0
+        /// How many tables this one refers to through chains of foreign keys: written after them.
+        let flushRank: Int
+        /// INSERT statements by their number of rows.
+        var statements: [Int: Statement] = [:]
+
+        init(table: String, columns: [String], hasEntityColumn: Bool, flushRank: Int, isObserved: Bool, isInverseObserved: [Bool]) {
+            self.table = table
+            self.flushRank = flushRank
+            sqlHead = "INSERT INTO \(quote(table)) (\(columns.joined(separator: ", "))) VALUES "
+            rowPlaceholders = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
             self.hasEntityColumn = hasEntityColumn
+            valuesPerRow = columns.count
+            rowsPerStatement = max(1, min(64, 1024 / columns.count))
             self.isObserved = isObserved
             self.isInverseObserved = isInverseObserved
+        }
+
+        func statement(rows: Int, _ db: Database) throws -> Statement {
+            if let known = statements[rows] { return known }
+            let made = try db.makeStatement(sql: sqlHead + Array(repeating: rowPlaceholders, count: rows).joined(separator: ", "))
+            statements[rows] = made
+            return made
         }
     }
     private var insertPlans: [ObjectIdentifier: (entity: Entity, plan: InsertPlan)] = [:]
@@ -351,15 +387,76 @@ public final class ObjectContext {
             throw ObjectGraphError.invalidOperation("entity \(entity.name) is abstract: insert one of its sub-entities")
         }
         let table = model.entity(entity.rootName)!
-        var columns = entity.rowKeys.map(quote)
         let hasEntityColumn = table.descendants.count > 1
-        if hasEntityColumn { columns.insert(quote(Schema.entityColumn), at: 0) }
-        let sql = "INSERT INTO \(quote(table.name)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        let plan = InsertPlan(statement: try db.makeStatement(sql: sql), hasEntityColumn: hasEntityColumn,
+        let columns = [quote(Schema.rowIDColumn)] + (hasEntityColumn ? [quote(Schema.entityColumn)] : []) + entity.rowKeys.map(quote)
+        let plan = InsertPlan(table: table.name, columns: columns, hasEntityColumn: hasEntityColumn,
+                              flushRank: referenceDepth(table.name, visiting: []),
                               isObserved: isObserved(entity.name),
                               isInverseObserved: entity.foreignKeys.map { r in r.inverse.map { isObserved($0, of: r.destination) } ?? false })
         insertPlans[ObjectIdentifier(entity)] = (entity, plan)
         return plan
+    }
+
+    // MARK: Batched inserts
+
+    // An import inserts millions of narrow rows (a programme's credits and categories). SQLite's
+    // work per statement (preparing the cursors, AUTOINCREMENT's read and write of
+    // sqlite_sequence, ending the statement) costs more than a narrow row itself, so rows are
+    // written as multi-row INSERTs, with row ids given out here as SQLite would (one past the
+    // largest ever used in the table).
+
+    /// Rows pending in all tables; past this many they are written (memory stays bounded).
+    private static let maxPendingInsertRows = 4096
+    private var pendingInsertRows = 0
+    /// Per table, the next row id to give out.
+    private var nextRowIDs: [String: Int64] = [:]
+
+    private func nextRowID(_ table: String) throws -> Int64 {
+        if let next = nextRowIDs[table] {
+            nextRowIDs[table] = next + 1
+            return next
+        }
+        // AUTOINCREMENT never reuses an id, even one whose row is gone: start past both.
+        let largest = try Int64.fetchOne(db, sql: "SELECT max(\(quote(Schema.rowIDColumn))) FROM \(quote(table))") ?? 0
+        let sequence = try db.tableExists("sqlite_sequence")
+            ? try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0 : 0
+        let next = max(largest, sequence) + 1
+        nextRowIDs[table] = next + 1
+        return next
+    }
+
+    /// The longest chain of foreign keys from `table` to other tables (a cycle ends a chain).
+    private func referenceDepth(_ table: String, visiting: Set<String>) -> Int {
+        guard let entity = model.entity(table) else { return 0 }
+        var depth = 0
+        for name in [entity.name] + entity.descendants {
+            for r in model.entity(name)?.foreignKeys ?? [] {
+                guard let target = model.entity(r.destination)?.rootName, target != table, !visiting.contains(target) else { continue }
+                depth = max(depth, 1 + referenceDepth(target, visiting: visiting.union([table])))
+            }
+        }
+        return depth
+    }
+
+    /// Writes every pending row, parent tables before the tables whose rows refer to them
+    /// (foreign keys are checked as each statement runs).
+    private func flushInserts() throws {
+        guard pendingInsertRows > 0 else { return }
+        pendingInsertRows = 0
+        let plans = insertPlans.values.map(\.plan).filter { $0.pendingRows > 0 }.sorted { $0.flushRank < $1.flushRank }
+        for plan in plans {
+            defer {
+                plan.pending.removeAll(keepingCapacity: true)
+                plan.pendingRows = 0
+            }
+            var row = 0
+            while row < plan.pendingRows {
+                let rows = min(plan.rowsPerStatement, plan.pendingRows - row)
+                try RawStatement.execute(try plan.statement(rows: rows, db), in: db,
+                                         values: plan.pending[(row * plan.valuesPerRow)..<((row + rows) * plan.valuesPerRow)])
+                row += rows
+            }
+        }
     }
 
     /// Folds the per-entity insert counters into the summary.
@@ -389,6 +486,7 @@ public final class ObjectContext {
     /// of `changes` and every foreign key, the object is not read again.
     @discardableResult
     public func update(_ id: ObjectID, _ changes: [String: Value], current known: FetchedObject?) throws -> [String] {
+        try flushInserts()
         let entity = try model.requireEntity(id.entity)
         let keys = changes.keys.sorted()
         for key in keys {
@@ -543,6 +641,7 @@ public final class ObjectContext {
     }
 
     private func deleteChecked(_ id: ObjectID) throws {
+        try flushInserts()
         let entity = try model.requireEntity(id.entity)
         for r in entity.relationships where r.deleteRule == .deny {
             let n = try members(of: id, r.name).count
@@ -585,6 +684,7 @@ public final class ObjectContext {
     /// Hands the changes made since the last call to the observers, which may react with further
     /// changes (an aggregate kept current); those are handed on in turn.
     public func processPendingChanges() throws {
+        try flushInserts()   // observers, and the commit after the last call, see every row
         guard !isProcessing else { return }
         isProcessing = true
         defer { isProcessing = false }

@@ -7,11 +7,10 @@ import GRDBSQLite
 enum RawStatement {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    static func execute(_ statement: Statement, in db: Database, entityName: String?, values: [Value]) throws {
+    static func execute(_ statement: Statement, in db: Database, values: ArraySlice<Value>) throws {
         let s = statement.sqliteStatement
         sqlite3_reset(s)
         var index: Int32 = 1
-        if let entityName { bind(.string(entityName), s, index); index += 1 }
         for v in values {
             bind(v, s, index)
             index += 1
