@@ -11,6 +11,8 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
     /// Changes to these restamp DTSTAMP/LAST-MODIFIED: everything the exporter writes of a programme.
     public static let exportedKeys: Set<String> = ["start", "stop", "title", "subTitle", "desc", "season", "episode", "url", "categories"]
     let clock: @Sendable () -> Int64
+    /// What stamping reads of a programme: the stamps and its channel.
+    static let stampKeys = ["changedAt", "sequence", "channel"]
 
     public init(clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) { self.clock = clock }
 
@@ -27,11 +29,12 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
             let keys = Set(change.changedKeys)
             guard !keys.isDisjoint(with: Self.exportedKeys) else { continue }
             var values: [String: Value] = ["changedAt": .date(now)]
-            if !keys.isDisjoint(with: Self.sequenceKeys),
-               let current = try context.object(change.id, keys: ["sequence"]) {
+            // One read serves both the new SEQUENCE and the update (which needs the foreign key).
+            guard let current = try context.object(change.id, keys: Self.stampKeys) else { continue }
+            if !keys.isDisjoint(with: Self.sequenceKeys) {
                 values["sequence"] = .integer((current["sequence"].integerValue ?? 0) + 1)
             }
-            try context.update(change.id, values)
+            try context.update(change.id, values, current: current)
             stamped.insert(change.id.rowID)
         }
         // A changed category list changes the feed too (the programme row itself may be unchanged).
