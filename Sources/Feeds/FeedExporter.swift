@@ -140,6 +140,11 @@ public final class FeedExporter {
         let filters = try options.filteredFeeds.map(FilterState.init)
         let filterFiles = options.filteredFeeds.map { Self.filteredFeedPrefix + Self.fileName(for: $0.name) }
         var regenerateFilters = false
+        // Channel feeds in channel order: kept ones known at once, the others rendered and written
+        // by `writer` while the next channels are read.
+        var slots: [FeedSlot] = []
+        let writer = FeedWriter()
+        defer { writer.drain() }
         try store.read { context in
             let channels = try context.fetchAll("Channel", orderBy: [SortKey("xmltvId")],
                                                 keys: ["xmltvId", "displayName", "customName", "hidden", "url", "icon", "programmesChangedAt"])
@@ -168,29 +173,43 @@ public final class FeedExporter {
                         let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
                         for f in feedsWanting { f.events += events.filter(f.matches) }
                     }
-                    entries.append(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange))
+                    var keptReport = ExportReport()
+                    keptReport.unchanged.append(file)
+                    slots.append(.done(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange),
+                                       keptReport))
                     produced.insert(file)
-                    report.unchanged.append(file)
                     continue
                 }
                 if hidden && feedsWanting.isEmpty { continue }
                 let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
                 for f in feedsWanting { f.events += events.filter(f.matches) }
                 if hidden || events.isEmpty { continue }
-                var stream = ICalendarStream(properties: properties(title, description: "TV programmes on \(title)", file: file,
-                                                                    image: c["icon"].stringValue),
-                                             expectedEvents: events.count)
-                var lastChange: Int64 = 0
-                for e in events {
-                    stream.append(e)
-                    lastChange = max(lastChange, e.stamp)
+                let properties = properties(title, description: "TV programmes on \(title)", file: file, image: c["icon"].stringValue)
+                let job = FeedWriter.Job { [self] in
+                    var stream = ICalendarStream(properties: properties, expectedEvents: events.count)
+                    var lastChange: Int64 = 0
+                    for e in events {
+                        stream.append(e)
+                        lastChange = max(lastChange, e.stamp)
+                    }
+                    let bytes = stream.finish()
+                    var written = ExportReport()
+                    try write(bytes, to: file, report: &written)
+                    written.events = events.count
+                    return (FeedEntry(file: file, title: title, events: events.count, bytes: bytes.count, lastChange: lastChange), written)
                 }
-                let bytes = stream.finish()
-                try write(bytes, to: file, report: &report)
+                writer.submit(job)
+                slots.append(.pending(job))
                 produced.insert(file)
-                report.events += events.count
-                entries.append(FeedEntry(file: file, title: title, events: events.count, bytes: bytes.count, lastChange: lastChange))
             }
+        }
+        writer.drain()
+        for slot in slots {
+            let (entry, part) = try slot.outcome()
+            entries.append(entry)
+            report.written += part.written
+            report.unchanged += part.unchanged
+            report.events += part.events
         }
         for (f, file) in zip(filters, filterFiles) {
             let title = f.feed.title ?? f.feed.name
@@ -222,6 +241,60 @@ public final class FeedExporter {
             try write(state.encoded(), to: ExportState.file, report: &ignored)
         }
         return report
+    }
+
+    /// A channel feed of an export, in channel order: kept as it was, or being written.
+    enum FeedSlot {
+        case done(FeedEntry, ExportReport)
+        case pending(FeedWriter.Job)
+
+        func outcome() throws -> (FeedEntry, ExportReport) {
+            switch self {
+            case let .done(entry, report): (entry, report)
+            case .pending(let job): try job.outcome()
+            }
+        }
+    }
+
+    /// Renders and writes channel feeds on a thread of its own while the export reads the next
+    /// channels: reading the database and rendering iCalendar text each take about half of an
+    /// export. At most a few channels' events wait; after a failed write the jobs left do nothing,
+    /// and the failure is thrown when the export collects the outcomes.
+    final class FeedWriter: @unchecked Sendable {
+        final class Job: @unchecked Sendable {
+            /// Released once run: it holds the channel's events.
+            private var work: (() throws -> (FeedEntry, ExportReport))?
+            private(set) var result: Result<(FeedEntry, ExportReport), any Error>?
+            init(_ work: @escaping () throws -> (FeedEntry, ExportReport)) { self.work = work }
+
+            /// Runs the work, or only lets it go when an earlier job failed.
+            func run(skipping: Bool) {
+                guard let work else { return }
+                self.work = nil
+                if !skipping { result = Result { try work() } }
+            }
+
+            func outcome() throws -> (FeedEntry, ExportReport) {
+                guard let result else { throw ExportError(message: "a feed was not written (an earlier feed failed)") }
+                return try result.get()
+            }
+        }
+
+        private let queue = DispatchQueue(label: "tvimport.feed-writer")
+        private let waiting = DispatchSemaphore(value: 8)
+        private var failed = false   // touched only on `queue`
+
+        func submit(_ job: Job) {
+            waiting.wait()
+            queue.async { [self] in
+                defer { waiting.signal() }
+                job.run(skipping: failed)
+                if case .failure = job.result { failed = true }
+            }
+        }
+
+        /// Waits for every submitted job.
+        func drain() { queue.sync {} }
     }
 
     /// What the last export was made from, kept in the output directory: the options' key and a

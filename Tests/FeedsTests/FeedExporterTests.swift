@@ -54,6 +54,26 @@ import Testing
         #expect(text.contains("CATEGORIES:News\r\n"))
     }
 
+    /// Feeds are rendered and written on a thread of their own: a feed that cannot be replaced
+    /// (here a directory stands where the file goes) still fails the export, naming the file, and
+    /// leaves no temporary file behind.
+    @Test func aFeedThatCannotBeReplacedFailsTheExportAndNamesIt() throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try Store(path: directory + "/tv.sqlite", model: TVModel.model())
+        try importGuide(guide(titleOfSecond: "Film"), into: store)
+        var options = ExportOptions(outputDirectory: directory + "/feeds")
+        options.now = UTCTime.seconds(year: 2030, month: 10, day: 1)
+        try FileManager.default.createDirectory(atPath: directory + "/feeds/one.tv.ics", withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/feeds/one.tv.ics/occupied"))
+        #expect {
+            try FeedExporter(store: store, options: options).export()
+        } throws: { error in
+            "\(error)".contains("one.tv.ics")
+        }
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory + "/feeds")
+        #expect(!left.contains { $0.contains(".tmp-") }, "\(left)")
+    }
+
     @Test func hostileIdsCannotLeaveTheOutputDirectory() throws {
         #expect(FeedExporter.fileName(for: "../evil/x") == "%2E.%2Fevil%2Fx.ics")
         #expect(FeedExporter.fileName(for: "a/b") != FeedExporter.fileName(for: "a%2Fb"))
