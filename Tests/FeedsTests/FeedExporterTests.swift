@@ -33,12 +33,18 @@ import Testing
         try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
     }
 
-    @Test func exportingTwiceKeepsBytesAndMtimes() throws {
+    /// A store holding `guide(titleOfSecond: "Film")` and the options of an export into `feeds/`.
+    func importedGuide() throws -> (Store, ExportOptions) {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let store = try Store(path: directory + "/tv.sqlite", model: TVModel.model())
         try importGuide(guide(titleOfSecond: "Film"), into: store)
         var options = ExportOptions(outputDirectory: directory + "/feeds")
         options.now = UTCTime.seconds(year: 2030, month: 10, day: 1)
+        return (store, options)
+    }
+
+    @Test func exportingTwiceKeepsBytesAndMtimes() throws {
+        let (store, options) = try importedGuide()
         let first = try FeedExporter(store: store, options: options).export()
         #expect(first.written.contains("one.tv.ics"))
         let path = directory + "/feeds/one.tv.ics"
@@ -58,11 +64,7 @@ import Testing
     /// (here a directory stands where the file goes) still fails the export, naming the file, and
     /// leaves no temporary file behind.
     @Test func aFeedThatCannotBeReplacedFailsTheExportAndNamesIt() throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let store = try Store(path: directory + "/tv.sqlite", model: TVModel.model())
-        try importGuide(guide(titleOfSecond: "Film"), into: store)
-        var options = ExportOptions(outputDirectory: directory + "/feeds")
-        options.now = UTCTime.seconds(year: 2030, month: 10, day: 1)
+        let (store, options) = try importedGuide()
         try FileManager.default.createDirectory(atPath: directory + "/feeds/one.tv.ics", withIntermediateDirectories: true)
         try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/feeds/one.tv.ics/occupied"))
         #expect {
