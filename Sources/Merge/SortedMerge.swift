@@ -299,9 +299,15 @@ public final class SortedMerge {
         let object = incoming.resolved()
         var changes: [String: Value] = [:]
         var changed: [(name: String, old: Value, new: Value)] = []
-        for (name, position) in layout.overwritable where current[name] != object.values[position] {
-            changes[name] = object.values[position]
-            changed.append((name, current[name], object.values[position]))
+        // Read with the hash, `current` holds `layout.updateKeys`: the whitelist first, in order.
+        let positional = layout.hashKey != nil
+        for (j, (name, position)) in layout.overwritable.enumerated() {
+            let old = positional ? current.values[j] : current[name]
+            let new = object.values[position]
+            if old != new {
+                changes[name] = new
+                changed.append((name, old, new))
+            }
         }
         if let hashKey = layout.hashKey, let hash = object.contentHash { changes[hashKey] = .integer(hash) }
         if !changes.isEmpty { try context.update(stored.id, changes, current: current) }

@@ -512,10 +512,8 @@ public final class ObjectContext {
         }
         let changed = keys.filter { current[$0] != changes[$0]! }
         if changed.isEmpty { return [] }
-        let table = model.entity(entity.rootName)!
-        let sql = "UPDATE \(quote(table.name)) SET " + changed.map { "\(quote($0)) = ?" }.joined(separator: ", ")
-            + " WHERE \(quote(Schema.rowIDColumn)) = ?"
-        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(changed.map { changes[$0]!.databaseValue } + [id.rowID.databaseValue]))
+        try RawStatement.execute(try updateStatement(entity.rootName, changed), in: db,
+                                 values: ArraySlice(changed.map { changes[$0]! } + [.integer(id.rowID)]))
 
         var old: [String: Value] = [:], new: [String: Value] = [:]
         for key in changed { old[key] = current[key]; new[key] = changes[key]! }
@@ -530,6 +528,20 @@ public final class ObjectContext {
         }
         return changed
     }
+
+    /// `UPDATE table SET key = ?, ... WHERE _pk = ?`, prepared once per table and keys (a merge
+    /// writes the same few shapes thousands of times).
+    private func updateStatement(_ table: String, _ keys: [String]) throws -> Statement {
+        let cacheKey = ([table] + keys).joined(separator: "\u{0}")
+        if let known = updateStatements[cacheKey] { return known }
+        let sql = "UPDATE \(quote(table)) SET " + keys.map { "\(quote($0)) = ?" }.joined(separator: ", ")
+            + " WHERE \(quote(Schema.rowIDColumn)) = ?"
+        let statement = try db.makeStatement(sql: sql)
+        updateStatements[cacheKey] = statement
+        return statement
+    }
+
+    private var updateStatements: [String: Statement] = [:]
 
     /// Records an update the caller already wrote (the merge's bulk path, which has the old
     /// values at hand and writes with its own cached statement).
