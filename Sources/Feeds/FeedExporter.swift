@@ -144,7 +144,12 @@ public final class FeedExporter {
         // by `writer` while the next channels are read.
         var slots: [FeedSlot] = []
         let writer = FeedWriter()
-        defer { writer.drain() }
+        // Feeds written to temporary files and not yet published: removed if the export fails.
+        var staged: [(temporary: String, file: String)] = []
+        defer {
+            writer.drain()
+            for s in staged { unlink(s.temporary) }
+        }
         try store.read { context in
             let channels = try context.fetchAll("Channel", orderBy: [SortKey("xmltvId")],
                                                 keys: ["xmltvId", "displayName", "customName", "hidden", "url", "icon", "programmesChangedAt"])
@@ -173,10 +178,7 @@ public final class FeedExporter {
                         let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
                         for f in feedsWanting { f.events += events.filter(f.matches) }
                     }
-                    var keptReport = ExportReport()
-                    keptReport.unchanged.append(file)
-                    slots.append(.done(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange),
-                                       keptReport))
+                    slots.append(.kept(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange)))
                     produced.insert(file)
                     continue
                 }
@@ -193,10 +195,8 @@ public final class FeedExporter {
                         lastChange = max(lastChange, e.stamp)
                     }
                     let bytes = stream.finish()
-                    var written = ExportReport()
-                    try write(bytes, to: file, report: &written)
-                    written.events = events.count
-                    return (FeedEntry(file: file, title: title, events: events.count, bytes: bytes.count, lastChange: lastChange), written)
+                    return (FeedEntry(file: file, title: title, events: events.count, bytes: bytes.count, lastChange: lastChange),
+                            try stage(bytes, as: file))
                 }
                 writer.submit(job)
                 slots.append(.pending(job))
@@ -204,13 +204,25 @@ public final class FeedExporter {
             }
         }
         writer.drain()
+        // Every staged file is collected (and so removed if the export fails) before a failure is thrown.
+        var failure: (any Error)?
         for slot in slots {
-            let (entry, part) = try slot.outcome()
-            entries.append(entry)
-            report.written += part.written
-            report.unchanged += part.unchanged
-            report.events += part.events
+            switch slot {
+            case .kept(let entry):
+                entries.append(entry)
+                report.unchanged.append(entry.file)
+            case .pending(let job):
+                do {
+                    let (entry, temporary) = try job.outcome()
+                    entries.append(entry)
+                    report.events += entry.events
+                    if let temporary { staged.append((temporary, entry.file)) } else { report.unchanged.append(entry.file) }
+                } catch {
+                    failure = failure ?? error
+                }
+            }
         }
+        if let failure { throw failure }
         for (f, file) in zip(filters, filterFiles) {
             let title = f.feed.title ?? f.feed.name
             produced.insert(file)
@@ -229,10 +241,12 @@ public final class FeedExporter {
                 lastChange = max(lastChange, e.stamp)
             }
             let bytes = sorted.isEmpty ? Self.finishEmpty(&stream) : stream.finish()
-            try write(bytes, to: file, report: &report)
+            if let temporary = try stage(bytes, as: file) { staged.append((temporary, file)) } else { report.unchanged.append(file) }
             report.events += sorted.count
             entries.append(FeedEntry(file: file, title: title, events: sorted.count, bytes: bytes.count, lastChange: lastChange))
         }
+        try publish(staged, report: &report)
+        staged = []
         state.files = produced.sorted()
         try removeStaleFeeds(previous: previousState?.files ?? [], keeping: produced, report: &report)
         try write(Array(IndexPage.render(entries, baseURL: options.baseURL).utf8), to: "index.html", report: &report)
@@ -245,27 +259,23 @@ public final class FeedExporter {
 
     /// A channel feed of an export, in channel order: kept as it was, or being written.
     enum FeedSlot {
-        case done(FeedEntry, ExportReport)
+        case kept(FeedEntry)
         case pending(FeedWriter.Job)
-
-        func outcome() throws -> (FeedEntry, ExportReport) {
-            switch self {
-            case let .done(entry, report): (entry, report)
-            case .pending(let job): try job.outcome()
-            }
-        }
     }
 
     /// Renders and writes channel feeds on a thread of its own while the export reads the next
     /// channels: reading the database and rendering iCalendar text each take about half of an
     /// export. At most a few channels' events wait; after a failed write the jobs left do nothing,
-    /// and the failure is thrown when the export collects the outcomes.
+    /// and the failure is thrown when the export collects the outcomes. A job's outcome is its
+    /// feed's entry and its staged temporary file (nil when the feed already held those bytes).
     final class FeedWriter: @unchecked Sendable {
+        typealias Outcome = (entry: FeedEntry, temporary: String?)
+
         final class Job: @unchecked Sendable {
             /// Released once run: it holds the channel's events.
-            private var work: (() throws -> (FeedEntry, ExportReport))?
-            private(set) var result: Result<(FeedEntry, ExportReport), any Error>?
-            init(_ work: @escaping () throws -> (FeedEntry, ExportReport)) { self.work = work }
+            private var work: (() throws -> Outcome)?
+            private(set) var result: Result<Outcome, any Error>?
+            init(_ work: @escaping () throws -> Outcome) { self.work = work }
 
             /// Runs the work, or only lets it go when an earlier job failed.
             func run(skipping: Bool) {
@@ -274,7 +284,7 @@ public final class FeedExporter {
                 if !skipping { result = Result { try work() } }
             }
 
-            func outcome() throws -> (FeedEntry, ExportReport) {
+            func outcome() throws -> Outcome {
                 guard let result else { throw ExportError(message: "a feed was not written (an earlier feed failed)") }
                 return try result.get()
             }
@@ -505,6 +515,38 @@ public final class FeedExporter {
         }
     }
 
+    /// Writes `bytes` to a temporary file for `file`, unless the file holds them already (nil).
+    /// `publish` makes the staged files durable and renames them into place.
+    private func stage(_ bytes: [UInt8], as file: String) throws -> String? {
+        if Self.fileHolds(path(file), bytes) { return nil }
+        let temporary = options.outputDirectory + "/.\(file).tmp-\(getpid())"
+        if let reason = Self.writeFile(bytes, to: temporary, sync: false) {
+            unlink(temporary)
+            throw ExportError(message: "cannot write \(temporary): \(reason)")
+        }
+        return temporary
+    }
+
+    /// Syncs the staged files with one `syncfs` of the output directory's file system (a sync per
+    /// file cost more than rendering its feed), then renames each into place: a crash leaves each
+    /// feed whole, old or new.
+    private func publish(_ staged: [(temporary: String, file: String)], report: inout ExportReport) throws {
+        guard !staged.isEmpty else { return }
+        let directory = open(options.outputDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw ExportError(message: "cannot open \(options.outputDirectory): \(String(cString: strerror(errno)))") }
+        defer { close(directory) }
+        guard syncfs(directory) == 0 else {
+            throw ExportError(message: "cannot sync the feeds in \(options.outputDirectory): \(String(cString: strerror(errno)))")
+        }
+        for (temporary, file) in staged {
+            guard rename(temporary, path(file)) == 0 else {
+                throw ExportError(message: "cannot replace \(path(file)): \(String(cString: strerror(errno)))")
+            }
+            report.written.append(file)
+        }
+        fsync(directory)   // the renames themselves
+    }
+
     /// Writes only when the bytes differ, through a temporary file and a rename.
     private func write(_ bytes: [UInt8], to file: String, report: inout ExportReport) throws {
         let target = path(file)
@@ -513,7 +555,7 @@ public final class FeedExporter {
             return
         }
         let temporary = options.outputDirectory + "/.\(file).tmp-\(getpid())"
-        if let reason = Self.writeDurably(bytes, to: temporary) {
+        if let reason = Self.writeFile(bytes, to: temporary, sync: true) {
             unlink(temporary)
             throw ExportError(message: "cannot write \(temporary): \(reason)")
         }
@@ -525,10 +567,10 @@ public final class FeedExporter {
         report.written.append(file)
     }
 
-    /// Writes and syncs a new file (the rename that publishes it must not expose a hole after a
-    /// crash); the reason when that fails. Plain POSIX: FileManager's atomic write would add a
-    /// second temporary file and rename of its own, and a copy of the bytes.
-    static func writeDurably(_ bytes: [UInt8], to path: String) -> String? {
+    /// Writes a new file, synced when asked (the rename that publishes it must not expose a hole
+    /// after a crash); the reason when that fails. Plain POSIX: FileManager's atomic write would
+    /// add a second temporary file and rename of its own, and a copy of the bytes.
+    static func writeFile(_ bytes: [UInt8], to path: String, sync: Bool) -> String? {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         var written = 0
@@ -542,7 +584,7 @@ public final class FeedExporter {
             }
             written += n
         }
-        guard fsync(fd) == 0 else {
+        guard !sync || fsync(fd) == 0 else {
             let reason = String(cString: strerror(errno))
             close(fd)
             return reason
@@ -562,6 +604,9 @@ public final class FeedExporter {
         }
     }
 }
+
+/// glibc's `syncfs(2)`: Swift's Glibc module leaves out what `_GNU_SOURCE` declares.
+@_silgen_name("syncfs") private func syncfs(_ fd: Int32) -> Int32
 
 public struct ExportError: Error, Sendable, CustomStringConvertible {
     public var message: String
