@@ -312,7 +312,7 @@ public final class ObjectContext {
                 throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: v.description)
             }
         }
-        let rowID = try nextRowID(plan.table)
+        let rowID = try plan.rowIDs.next(or: nextRowID(plan.table))
         plan.pending.append(.integer(rowID))
         if plan.hasEntityColumn { plan.pending.append(.string(entity.name)) }
         plan.pending.append(contentsOf: row)
@@ -327,7 +327,7 @@ public final class ObjectContext {
         for (i, r) in entity.foreignKeys.enumerated() where observed || plan.isInverseObserved[i] {
             if let owner = row[entity.attributes.count + i].integerValue {
                 if observed { foreignKeys[r.name] = owner }
-                if plan.isInverseObserved[i] { noteInverse(of: r, owner: owner, member: id, added: true) }
+                if plan.isInverseObserved[i] { noteInverse(of: r, owner: owner, member: id, added: true, known: true) }
             }
         }
         if observed {
@@ -357,12 +357,16 @@ public final class ObjectContext {
         var pendingRows = 0
         /// How many tables this one refers to through chains of foreign keys: written after them.
         let flushRank: Int
+        /// The table's row ids, shared with the other entities stored in it.
+        let rowIDs: RowIDCounter
         /// INSERT statements by their number of rows.
         var statements: [Int: Statement] = [:]
 
-        init(table: String, columns: [String], hasEntityColumn: Bool, flushRank: Int, isObserved: Bool, isInverseObserved: [Bool]) {
+        init(table: String, columns: [String], hasEntityColumn: Bool, flushRank: Int, rowIDs: RowIDCounter,
+             isObserved: Bool, isInverseObserved: [Bool]) {
             self.table = table
             self.flushRank = flushRank
+            self.rowIDs = rowIDs
             sqlHead = "INSERT INTO \(quote(table)) (\(columns.joined(separator: ", "))) VALUES "
             rowPlaceholders = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
             self.hasEntityColumn = hasEntityColumn
@@ -390,7 +394,7 @@ public final class ObjectContext {
         let hasEntityColumn = table.descendants.count > 1
         let columns = [quote(Schema.rowIDColumn)] + (hasEntityColumn ? [quote(Schema.entityColumn)] : []) + entity.rowKeys.map(quote)
         let plan = InsertPlan(table: table.name, columns: columns, hasEntityColumn: hasEntityColumn,
-                              flushRank: referenceDepth(table.name, visiting: []),
+                              flushRank: referenceDepth(table.name, visiting: []), rowIDs: rowIDCounter(table.name),
                               isObserved: isObserved(entity.name),
                               isInverseObserved: entity.foreignKeys.map { r in r.inverse.map { isObserved($0, of: r.destination) } ?? false })
         insertPlans[ObjectIdentifier(entity)] = (entity, plan)
@@ -408,21 +412,32 @@ public final class ObjectContext {
     /// Rows pending in all tables; past this many they are written (memory stays bounded).
     private static let maxPendingInsertRows = 4096
     private var pendingInsertRows = 0
-    /// Per table, the next row id to give out.
-    private var nextRowIDs: [String: Int64] = [:]
-
-    private func nextRowID(_ table: String) throws -> Int64 {
-        if let next = nextRowIDs[table] {
-            nextRowIDs[table] = next + 1
-            return next
+    /// The next row id of a table, shared by the insert plans of the entities stored in it.
+    final class RowIDCounter {
+        private var next: Int64?
+        /// The next id; `first` (read lazily, once) gives the first.
+        func next(or first: @autoclosure () throws -> Int64) rethrows -> Int64 {
+            let id = try next ?? first()
+            next = id + 1
+            return id
         }
+    }
+    private var rowIDCounters: [String: RowIDCounter] = [:]
+
+    private func rowIDCounter(_ table: String) -> RowIDCounter {
+        if let known = rowIDCounters[table] { return known }
+        let counter = RowIDCounter()
+        rowIDCounters[table] = counter
+        return counter
+    }
+
+    /// The first row id to give out in a table.
+    private func nextRowID(_ table: String) throws -> Int64 {
         // AUTOINCREMENT never reuses an id, even one whose row is gone: start past both.
         let largest = try Int64.fetchOne(db, sql: "SELECT max(\(quote(Schema.rowIDColumn))) FROM \(quote(table))") ?? 0
         let sequence = try db.tableExists("sqlite_sequence")
             ? try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = ?", arguments: [table]) ?? 0 : 0
-        let next = max(largest, sequence) + 1
-        nextRowIDs[table] = next + 1
-        return next
+        return max(largest, sequence) + 1
     }
 
     /// The longest chain of foreign keys from `table` to other tables (a cycle ends a chain).
@@ -711,8 +726,9 @@ public final class ObjectContext {
         }
     }
 
-    private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool) {
-        guard let inverseName = r.inverse, isObserved(inverseName, of: r.destination),
+    /// `known`: the caller has checked that the inverse is observed (an insert plan knows it).
+    private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool, known: Bool = false) {
+        guard let inverseName = r.inverse, known || isObserved(inverseName, of: r.destination),
               let inverse = model.inverse(of: r), inverse.isToMany else { return }
         let owner = ObjectID(entity: r.destination, rowID: rowID)
         let key = RelationshipKey(owner: owner, relationship: inverseName)

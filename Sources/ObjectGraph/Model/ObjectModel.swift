@@ -80,7 +80,8 @@ public final class Entity: Sendable, CustomStringConvertible {
         var ri: [String: Int] = [:]
         for (i, r) in relationships.enumerated() { ri[r.name] = i }
         relationshipIndex = ri
-        rowKeys = attributes.map(\.name) + relationships.filter(\.storesForeignKey).map(\.name)
+        foreignKeys = relationships.filter(\.storesForeignKey)
+        rowKeys = attributes.map(\.name) + foreignKeys.map(\.name)
         var rk: [String: Int] = [:]
         for (i, k) in rowKeys.enumerated() { rk[k] = i }
         rowKeyIndex = rk
@@ -93,8 +94,9 @@ public final class Entity: Sendable, CustomStringConvertible {
     public func indexOfAttribute(_ name: String) -> Int? { attributeIndex[name] }
     public func relationship(_ name: String) -> Relationship? { relationshipIndex[name].map { relationships[$0] } }
 
-    /// To-one relationships that hold a column, in declaration order.
-    public var foreignKeys: [Relationship] { relationships.filter { $0.storesForeignKey } }
+    /// To-one relationships that hold a column, in declaration order (made once: every insert,
+    /// update and delete walks them).
+    public let foreignKeys: [Relationship]
 
     public var description: String { name }
 }
