@@ -291,7 +291,7 @@ public final class SortedMerge {
     /// compared the hashes: when the layout has one, they differ.)
     private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout) throws -> Bool {
         var current = stored
-        if let hashKey = layout.hashKey {
+        if layout.hashKey != nil {
             // The content differs: read what the whitelist may overwrite.
             guard let full = try context.object(stored.id, keys: layout.updateKeys) else { return false }
             current = full

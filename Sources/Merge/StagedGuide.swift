@@ -36,7 +36,7 @@ final class StagedGuide {
             let start = pending.bytes.count
             StagingCodec.encode(p, into: &pending)
             let key = Array(p.channel.utf8)
-            let textBytes = try withStaged(key, p.channel) { channel in
+            let textBytes = withStaged(key, p.channel) { channel in
                 channel.records.append((flushed + Int64(start), pending.bytes.count - start))
                 channel.textBytes += Int64(record.textBytes)
                 return channel.textBytes
