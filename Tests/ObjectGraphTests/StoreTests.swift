@@ -42,6 +42,27 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// A new file gets 2 KiB pages; an existing one keeps its own. A snapshot in memory and a copy
+    /// to another file hold the same objects whatever the page size.
+    @Test func aNewFileHasSmallPagesAndItsSnapshotAndCopyHoldTheSameObjects() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        try store.write { (context: ObjectContext) throws in
+            let channel = try context.insert("Channel", ["id": .string("c"), "name": .string("One")])
+            for start in 0..<50 { try context.insert("Programme", ["start": .date(Int64(start))], related: ["channel": channel]) }
+        }
+        #expect(try store.withDatabase { try Int.fetchOne($0, sql: "PRAGMA page_size") } == 2048)
+        let snapshot = try store.snapshot()
+        let copy = try store.copy(toPath: file.directory.appendingPathComponent("copy.sqlite").path)
+        for other in [snapshot, copy] {
+            #expect(try other.read { try $0.count("Programme") } == 50)
+            #expect(try other.read { try $0.first("Channel")?["name"] } == .string("One"))
+        }
+        let reopened = try Store(path: file.path, model: Guide.model())
+        #expect(try reopened.withDatabase { try Int.fetchOne($0, sql: "PRAGMA page_size") } == 2048)
+    }
+
     @Test func addingAModuleMigratesAnExistingFileWithoutLosingRows() throws {
         let file = try TemporaryDatabase()
         defer { file.cleanUp() }

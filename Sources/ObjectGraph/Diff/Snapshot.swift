@@ -5,7 +5,8 @@ extension Store {
     /// An in-memory copy of this store, taken with SQLite's backup API in one read transaction:
     /// the "before" side of a run's change file (`GraphDiff.diff(from: snapshot, to: self)`).
     public func snapshot() throws -> Store {
-        let copy = try Store.inMemory(model: model)
+        let pageSize = try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA page_size") }
+        let copy = try Store.inMemory(model: model, pageSize: pageSize)
         try queue.backup(to: copy.queue)
         return copy
     }
@@ -15,9 +16,10 @@ extension Store {
         if FileManager.default.fileExists(atPath: path) {
             throw ObjectGraphError.invalidOperation("cannot copy the database to \(path): the file exists")
         }
-        let copy = try Store(path: path, model: model)
-        try queue.backup(to: copy.queue)
-        return copy
+        // VACUUM INTO keeps the page size and everything else of the file as it is (the backup
+        // API refuses a destination in WAL mode whose page size differs).
+        try queue.inDatabase { db in try db.execute(sql: "VACUUM INTO ?", arguments: [path]) }
+        return try Store(path: path, model: model)
     }
 }
 
