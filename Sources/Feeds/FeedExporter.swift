@@ -516,11 +516,12 @@ public final class FeedExporter {
     }
 
     /// Writes `bytes` to a temporary file for `file`, unless the file holds them already (nil).
-    /// `publish` makes the staged files durable and renames them into place.
-    private func stage(_ bytes: [UInt8], as file: String) throws -> String? {
+    /// `publish` makes staged files durable and renames them into place; `sync` makes this one
+    /// durable at once.
+    private func stage(_ bytes: [UInt8], as file: String, sync: Bool = false) throws -> String? {
         if Self.fileHolds(path(file), bytes) { return nil }
         let temporary = options.outputDirectory + "/.\(file).tmp-\(getpid())"
-        if let reason = Self.writeFile(bytes, to: temporary, sync: false) {
+        if let reason = Self.writeFile(bytes, to: temporary, sync: sync) {
             unlink(temporary)
             throw ExportError(message: "cannot write \(temporary): \(reason)")
         }
@@ -550,14 +551,9 @@ public final class FeedExporter {
     /// Writes only when the bytes differ, through a temporary file and a rename.
     private func write(_ bytes: [UInt8], to file: String, report: inout ExportReport) throws {
         let target = path(file)
-        if Self.fileHolds(target, bytes) {
+        guard let temporary = try stage(bytes, as: file, sync: true) else {
             report.unchanged.append(file)
             return
-        }
-        let temporary = options.outputDirectory + "/.\(file).tmp-\(getpid())"
-        if let reason = Self.writeFile(bytes, to: temporary, sync: true) {
-            unlink(temporary)
-            throw ExportError(message: "cannot write \(temporary): \(reason)")
         }
         if rename(temporary, target) != 0 {
             let reason = String(cString: strerror(errno))

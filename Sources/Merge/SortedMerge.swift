@@ -290,8 +290,10 @@ public final class SortedMerge {
     /// Writes the whitelisted differences; returns whether anything changed. (The caller has
     /// compared the hashes: when the layout has one, they differ.)
     private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout) throws -> Bool {
+        // With a hash, `current` is read with `layout.updateKeys`: the whitelist first, in order.
+        let positional = layout.hashKey != nil
         var current = stored
-        if layout.hashKey != nil {
+        if positional {
             // The content differs: read what the whitelist may overwrite.
             guard let full = try context.object(stored.id, keys: layout.updateKeys) else { return false }
             current = full
@@ -299,8 +301,6 @@ public final class SortedMerge {
         let object = incoming.resolved()
         var changes: [String: Value] = [:]
         var changed: [(name: String, old: Value, new: Value)] = []
-        // Read with the hash, `current` holds `layout.updateKeys`: the whitelist first, in order.
-        let positional = layout.hashKey != nil
         for (j, (name, position)) in layout.overwritable.enumerated() {
             let old = positional ? current.values[j] : current[name]
             let new = object.values[position]

@@ -312,7 +312,7 @@ public final class ObjectContext {
                 throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: v.description)
             }
         }
-        let rowID = try plan.rowIDs.next(or: nextRowID(plan.table))
+        let rowID = try plan.rowIDs.next(or: firstRowID(plan.table))
         plan.pending.append(.integer(rowID))
         if plan.hasEntityColumn { plan.pending.append(.string(entity.name)) }
         plan.pending.append(contentsOf: row)
@@ -432,7 +432,7 @@ public final class ObjectContext {
     }
 
     /// The first row id to give out in a table.
-    private func nextRowID(_ table: String) throws -> Int64 {
+    private func firstRowID(_ table: String) throws -> Int64 {
         // AUTOINCREMENT never reuses an id, even one whose row is gone: start past both.
         let largest = try Int64.fetchOne(db, sql: "SELECT max(\(quote(Schema.rowIDColumn))) FROM \(quote(table))") ?? 0
         let sequence = try db.tableExists("sqlite_sequence")
@@ -444,7 +444,7 @@ public final class ObjectContext {
     private func referenceDepth(_ table: String, visiting: Set<String>) -> Int {
         guard let entity = model.entity(table) else { return 0 }
         var depth = 0
-        for name in [entity.name] + entity.descendants {
+        for name in entity.descendants {   // the entity and its sub-entities
             for r in model.entity(name)?.foreignKeys ?? [] {
                 guard let target = model.entity(r.destination)?.rootName, target != table, !visiting.contains(target) else { continue }
                 depth = max(depth, 1 + referenceDepth(target, visiting: visiting.union([table])))
@@ -668,7 +668,6 @@ public final class ObjectContext {
     }
 
     private func deleteChecked(_ id: ObjectID) throws {
-        try flushInserts()
         let entity = try model.requireEntity(id.entity)
         for r in entity.relationships where r.deleteRule == .deny {
             let n = try members(of: id, r.name).count
