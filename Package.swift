@@ -19,10 +19,17 @@ let package = Package(
         // CLibXML2 also holds zlib, with which the XMLTV reader inflates gzip itself.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev", "zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libc calls Swift's Glibc module leaves out (syncfs is declared only under _GNU_SOURCE).
+        .systemLibrary(name: "CLinuxCalls"),
+
+        // Written once, used everywhere, no Foundation: UTC instants and civil dates, FNV-1a,
+        // durable file replacement.
+        .target(name: "Primitives", dependencies: ["CLinuxCalls"]),
 
         // A small Core Data for Linux: entity model built from modules, SQLite store, contexts,
         // change notifications and the model-driven diff.
         .target(name: "ObjectGraph", dependencies: [
+            "Primitives",
             .product(name: "GRDB", package: "GRDB.swift"),
             // The C API, only to bind bulk-insert values without GRDB's generic argument boxing.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -31,26 +38,26 @@ let package = Package(
         // Streaming XMLTV reader on libxml2 (no Foundation: see PLATFORM-NOTES, ICU clash).
         // libxml2 calls back for every element and text run; the callbacks touch only the reader's
         // own state, so Swift's run-time exclusivity checks there are pure cost (a tenth of it).
-        .target(name: "XMLTV", dependencies: ["CLibXML2"], swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
+        .target(name: "XMLTV", dependencies: ["CLibXML2", "Primitives"], swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]),
 
         // The tvimport entity model (listings + local modules) and the XMLTV -> object mapping.
-        .target(name: "Listings", dependencies: ["ObjectGraph", "XMLTV"]),
+        .target(name: "Listings", dependencies: ["ObjectGraph", "XMLTV", "Primitives"]),
 
         // The generic sorted two-cursor merge (find-update-or-create-or-remove) and the XMLTV import.
         .target(name: "Merge", dependencies: ["ObjectGraph", "XMLTV", "Listings"]),
 
         // Polite downloads on libcurl: conditional GET, retries, limits.
-        .target(name: "Fetch", dependencies: ["CCurl"]),
+        .target(name: "Fetch", dependencies: ["CCurl", "Primitives"]),
 
         // RFC 5545 / RFC 7986 text writer.
-        .target(name: "ICalendar"),
+        .target(name: "ICalendar", dependencies: ["Primitives"]),
 
         // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically.
-        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings"]),
+        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds", "Primitives",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
@@ -60,12 +67,13 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
+        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives"]),
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV"]),
-        .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV"]),
+        .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV", "Primitives"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["Fixtures"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"], exclude: ["Fixtures"]),
-        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph"]),
+        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph", "Primitives"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"], exclude: ["Fixtures"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: []),

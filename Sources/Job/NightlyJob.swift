@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import Merge
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// `tvimport run`: every source fetched, parsed and merged in its own transaction, old

@@ -208,21 +208,3 @@ struct TapeReader {
     }
 }
 
-/// A stable 64-bit hash of bytes (FNV-1a, eight bytes at a time): the same on every run and
-/// every little-endian machine, so it can be stored.
-func tapeHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    let prime: UInt64 = 0x100_0000_01b3
-    var i = 0
-    let raw = UnsafeRawBufferPointer(bytes)
-    while i + 8 <= raw.count {
-        h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* prime
-        h ^= h >> 29
-        i += 8
-    }
-    while i < raw.count {
-        h = (h ^ UInt64(raw[i])) &* prime
-        i += 1
-    }
-    return (h ^ UInt64(raw.count)) &* prime
-}
