@@ -58,7 +58,6 @@ let package = Package(
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
             "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds", "Primitives",
-            .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
