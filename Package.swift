@@ -5,7 +5,7 @@ import PackageDescription
 
 let package = Package(
     name: "tvimport",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tvimport", targets: ["tvimport"]),
     ],
