@@ -571,11 +571,7 @@ public final class FeedExporter {
         var info = stat()
         guard stat(path, &info) == 0, Int(info.st_size) == bytes.count,
               let existing = FileManager.default.contents(atPath: path), existing.count == bytes.count else { return false }
-        return existing.withUnsafeBytes { raw in
-            bytes.withUnsafeBytes { mine in
-                bytes.isEmpty || memcmp(raw.baseAddress!, mine.baseAddress!, bytes.count) == 0
-            }
-        }
+        return existing.withUnsafeBytes { raw in bytes.withUnsafeBytes { mine in Bytes.equal(raw, mine) } }
     }
 }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The 64-bit FNV-1a hash: stable across runs and machines (so it can be stored and compared
 /// later), fast, and not collision resistant (it tells content apart, it does not authenticate).
 ///
@@ -91,5 +97,16 @@ public enum Hex {
     public static func byte(_ b: UInt8) -> String {
         let digits = Array("0123456789abcdef")
         return String([digits[Int(b >> 4)], digits[Int(b & 15)]])
+    }
+}
+
+/// Byte comparisons of buffers.
+public enum Bytes {
+    /// Whether two buffers hold the same bytes (one `memcmp`).
+    @inlinable
+    public static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        guard let x = a.baseAddress, let y = b.baseAddress else { return true }   // both empty
+        return memcmp(x, y, a.count) == 0
     }
 }

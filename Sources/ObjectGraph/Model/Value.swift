@@ -88,7 +88,7 @@ public enum Value: Sendable, CustomStringConvertible {
 @inline(__always)
 func sameUTF8(_ a: String, _ b: String) -> Bool {
     var a = a, b = b
-    return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
+    return a.withUTF8 { x in b.withUTF8 { y in Bytes.equal(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
 }
 
 extension Value: Hashable {
