@@ -2,6 +2,7 @@ import Foundation
 import ICalendar
 import Listings
 import ObjectGraph
+import Primitives
 
 /// A feed of programmes chosen across channels (for example every Formula 1 race).
 public struct FilteredFeed: Sendable, Codable, Hashable {
@@ -159,7 +160,7 @@ public final class FeedExporter {
             var dirtyChannels = Set<Int64>()
             for c in channels {
                 let xmltvId = c["xmltvId"].stringValue ?? ""
-                let fingerprint = fnv1a64Hex("\(c["hidden"].boolValue ?? false)\n\(Self.channelName(c))\n\(c["icon"].stringValue ?? "")\n\(c["programmesChangedAt"].integerValue ?? 0)")
+                let fingerprint = FNV1a.hex("\(c["hidden"].boolValue ?? false)\n\(Self.channelName(c))\n\(c["icon"].stringValue ?? "")\n\(c["programmesChangedAt"].integerValue ?? 0)")
                 state.channels[xmltvId] = fingerprint
                 if limit.map({ $0.contains(c.id.rowID) || previousState?.channels[xmltvId] != fingerprint }) ?? true {
                     dirtyChannels.insert(c.id.rowID)
@@ -333,7 +334,7 @@ public final class FeedExporter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let filters = (try? encoder.encode(options.filteredFeeds)).map { String(decoding: $0, as: UTF8.self) } ?? ""
-        return fnv1a64Hex([Self.productID, options.uidDomain, options.baseURL ?? "-", String(options.pastWindow),
+        return FNV1a.hex([Self.productID, options.uidDomain, options.baseURL ?? "-", String(options.pastWindow),
                            String(options.refreshInterval), String(options.defaultLength), filters].joined(separator: "\n"))
     }
 
@@ -443,7 +444,7 @@ public final class FeedExporter {
             }
         }
         if name.isEmpty { name = "%00" }
-        if name.utf8.count > 200 { name = String(name.prefix(180)) + "~" + fnv1a64Hex(id) }
+        if name.utf8.count > 200 { name = String(name.prefix(180)) + "~" + FNV1a.hex(id) }
         return name + ".ics"
     }
 
@@ -503,9 +504,9 @@ public final class FeedExporter {
         let previous = Set(previous)
         for name in names.sorted() {
             let isFeed = name.hasSuffix(".ics") && previous.contains(name) && !produced.contains(name)
-            let isTemporary = name.hasPrefix(".") && name.contains(".tmp-")
-            guard isFeed || isTemporary else { continue }
-            if isTemporary, let pid = Int32(name.split(separator: "-").last ?? ""), pid != getpid(), kill(pid, 0) == 0 { continue }
+            let temporaryOwner = DurableFile.temporaryOwner(ofName: name)
+            guard isFeed || temporaryOwner != nil else { continue }
+            if let pid = temporaryOwner, pid != getpid(), kill(pid, 0) == 0 { continue }
             do {
                 try FileManager.default.removeItem(atPath: path(name))
             } catch {
@@ -516,14 +517,15 @@ public final class FeedExporter {
     }
 
     /// Writes `bytes` to a temporary file for `file`, unless the file holds them already (nil).
-    /// `publish` makes staged files durable and renames them into place; `sync` makes this one
-    /// durable at once.
-    private func stage(_ bytes: [UInt8], as file: String, sync: Bool = false) throws -> String? {
+    /// `publish` makes staged files durable and renames them into place.
+    private func stage(_ bytes: [UInt8], as file: String) throws -> String? {
         if Self.fileHolds(path(file), bytes) { return nil }
-        let temporary = options.outputDirectory + "/.\(file).tmp-\(getpid())"
-        if let reason = Self.writeFile(bytes, to: temporary, sync: sync) {
+        let temporary = DurableFile.temporaryPath(for: path(file))
+        do throws(FileError) {
+            try DurableFile.write(bytes, to: temporary, sync: false)
+        } catch {
             unlink(temporary)
-            throw ExportError(message: "cannot write \(temporary): \(reason)")
+            throw ExportError(message: "cannot write \(temporary): \(error.reason)")
         }
         return temporary
     }
@@ -533,59 +535,35 @@ public final class FeedExporter {
     /// feed whole, old or new.
     private func publish(_ staged: [(temporary: String, file: String)], report: inout ExportReport) throws {
         guard !staged.isEmpty else { return }
-        let directory = open(options.outputDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw ExportError(message: "cannot open \(options.outputDirectory): \(String(cString: strerror(errno)))") }
-        defer { close(directory) }
-        guard syncfs(directory) == 0 else {
-            throw ExportError(message: "cannot sync the feeds in \(options.outputDirectory): \(String(cString: strerror(errno)))")
+        do throws(FileError) {
+            try DurableFile.syncFileSystem(containing: options.outputDirectory)
+        } catch {
+            throw ExportError(message: "cannot sync the feeds in \(options.outputDirectory): \(error.reason)")
         }
         for (temporary, file) in staged {
-            guard rename(temporary, path(file)) == 0 else {
-                throw ExportError(message: "cannot replace \(path(file)): \(String(cString: strerror(errno)))")
+            do throws(FileError) {
+                try DurableFile.rename(temporary, to: path(file))
+            } catch {
+                throw ExportError(message: "cannot replace \(path(file)): \(error.reason)")
             }
             report.written.append(file)
         }
-        fsync(directory)   // the renames themselves
+        try? DurableFile.syncDirectory(options.outputDirectory)   // the renames themselves
     }
 
-    /// Writes only when the bytes differ, through a temporary file and a rename.
+    /// Writes only when the bytes differ, durably (`DurableFile.replace`).
     private func write(_ bytes: [UInt8], to file: String, report: inout ExportReport) throws {
         let target = path(file)
-        guard let temporary = try stage(bytes, as: file, sync: true) else {
+        if Self.fileHolds(target, bytes) {
             report.unchanged.append(file)
             return
         }
-        if rename(temporary, target) != 0 {
-            let reason = String(cString: strerror(errno))
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw ExportError(message: "cannot replace \(target): \(reason)")
+        do throws(FileError) {
+            try DurableFile.replace(target, with: bytes)
+        } catch {
+            throw ExportError(message: "cannot replace \(target): \(error.reason)")
         }
         report.written.append(file)
-    }
-
-    /// Writes a new file, synced when asked (the rename that publishes it must not expose a hole
-    /// after a crash); the reason when that fails. Plain POSIX: FileManager's atomic write would
-    /// add a second temporary file and rename of its own, and a copy of the bytes.
-    static func writeFile(_ bytes: [UInt8], to path: String, sync: Bool) -> String? {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = String(cString: strerror(errno))
-                close(fd)
-                return reason
-            }
-            written += n
-        }
-        guard !sync || fsync(fd) == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(fd)
-            return reason
-        }
-        return close(fd) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// Whether the file exists with exactly these bytes (size first, then one memcmp).
@@ -593,16 +571,9 @@ public final class FeedExporter {
         var info = stat()
         guard stat(path, &info) == 0, Int(info.st_size) == bytes.count,
               let existing = FileManager.default.contents(atPath: path), existing.count == bytes.count else { return false }
-        return existing.withUnsafeBytes { raw in
-            bytes.withUnsafeBytes { mine in
-                bytes.isEmpty || memcmp(raw.baseAddress!, mine.baseAddress!, bytes.count) == 0
-            }
-        }
+        return existing.withUnsafeBytes { raw in bytes.withUnsafeBytes { mine in Bytes.equal(raw, mine) } }
     }
 }
-
-/// glibc's `syncfs(2)`: Swift's Glibc module leaves out what `_GNU_SOURCE` declares.
-@_silgen_name("syncfs") private func syncfs(_ fd: Int32) -> Int32
 
 public struct ExportError: Error, Sendable, CustomStringConvertible {
     public var message: String

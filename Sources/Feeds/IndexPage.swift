@@ -1,4 +1,5 @@
 import ObjectGraph
+import Primitives
 
 /// index.html: every feed with its programme count, size, last change and subscribe links.
 enum IndexPage {

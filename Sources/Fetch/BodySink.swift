@@ -42,8 +42,8 @@ final class BodySink {
         }
         hash.update(chunk)
         var offset = 0
-        while offset < chunk.count {
-            let written = Glibc.write(descriptor, chunk.baseAddress! + offset, chunk.count - offset)
+        while offset < chunk.count, let base = chunk.baseAddress {
+            let written = Glibc.write(descriptor, base + offset, chunk.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 abort = .diskError(errno)

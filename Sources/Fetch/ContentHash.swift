@@ -1,19 +1,14 @@
-/// 64-bit FNV-1a, fed in chunks. Only tells identical re-downloads apart: not collision resistant.
-struct ContentHash {
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+import Primitives
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        var h = value
-        for byte in bytes {
-            h ^= UInt64(byte)
-            h = h &* 0x0000_0100_0000_01b3
-        }
-        value = h
-    }
+/// The hash of a download, fed in chunks: tells identical re-downloads apart (FNV-1a, not
+/// collision resistant).
+struct ContentHash {
+    private var hash = FNV1a()
+
+    var value: UInt64 { hash.value }
+
+    mutating func update(_ bytes: UnsafeRawBufferPointer) { hash.add(bytes) }
 
     /// 16 lowercase hex digits.
-    var hex: String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    var hex: String { hash.hex }
 }

@@ -62,13 +62,17 @@ final class TransferContext {
     }
 
     func receiveBody(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        if bodyWanted == nil {
+        let wanted: Bool
+        if let known = bodyWanted {
+            wanted = known
+        } else {
             // Only a success body goes to disk: an error page is not worth reading, let alone keeping.
             var status = 0
             _ = tv_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-            bodyWanted = status == 0 || (200..<300).contains(status)
+            wanted = status == 0 || (200..<300).contains(status)
+            bodyWanted = wanted
         }
-        return bodyWanted! ? sink.write(chunk) : sink.refuse()
+        return wanted ? sink.write(chunk) : sink.refuse()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import ObjectGraph
+import Primitives
 
 /// The change file of each real run (seed 000's diff of the database before and after), so that
 /// another system can be sent just what changed, and `undo` can revert the last import.
@@ -120,8 +121,8 @@ public struct ChangeFiles {
             patch.discard()
             return nil
         }
-        try FileManager.default.moveItem(atPath: path + ".tmp", toPath: path)
-        try FileManager.default.moveItem(atPath: patchPath + ".tmp", toPath: patchPath)
+        try DurableFile.moveIntoPlace(path + ".tmp", to: path)
+        try DurableFile.moveIntoPlace(patchPath + ".tmp", to: patchPath)
         return path
     }
 

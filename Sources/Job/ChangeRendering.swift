@@ -1,6 +1,7 @@
 import Foundation
 import Merge
 import ObjectGraph
+import Primitives
 
 /// Renders merge changes in seed 000's shape (entityName, id, attributes old/new, relationships
 /// added/removed) and as text grouped by channel.

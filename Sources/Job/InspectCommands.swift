@@ -1,6 +1,7 @@
 import Foundation
 import Listings
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// `tvimport model`: the merged model, with where each element came from.

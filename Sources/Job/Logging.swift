@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 
 /// Where the job's messages go: stderr, as plain lines for people (`tvimport: …`) or as one JSON
@@ -60,14 +61,15 @@ struct StderrLogHandler: LogHandler {
 /// SIGTERM and SIGINT ask the job to stop between transactions: the transaction under way
 /// commits or rolls back as a whole, the next one does not start.
 public enum StopSignal {
-    nonisolated(unsafe) static var received: Int32 = 0
+    /// Lock-free, so a signal handler may set it.
+    static let received = Atomic<Bool>(false)
 
     public static func install() {
-        signal(SIGTERM) { _ in StopSignal.received = 1 }
-        signal(SIGINT) { _ in StopSignal.received = 1 }
+        signal(SIGTERM) { _ in StopSignal.received.store(true, ordering: .relaxed) }
+        signal(SIGINT) { _ in StopSignal.received.store(true, ordering: .relaxed) }
     }
 
-    public static var requested: Bool { received != 0 }
+    public static var requested: Bool { received.load(ordering: .relaxed) }
 }
 
 /// A one-line progress display on stderr, only when stderr is a terminal.

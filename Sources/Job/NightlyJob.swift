@@ -1,9 +1,9 @@
-import Fetch
 import Feeds
+import Fetch
 import Foundation
-import GRDB
 import Merge
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// `tvimport run`: every source fetched, parsed and merged in its own transaction, old
@@ -156,26 +156,27 @@ public struct NightlyJob {
 
 /// HTTP validators and the content hash of each source's last good download, in the database.
 enum FetchState {
-    static let table = "_tvimport_fetch"
+    static let table = SideTable(name: "_tvimport_fetch", key: "source", columns: [
+        AttributeDescription("url", .string, optional: false), AttributeDescription("etag", .string),
+        AttributeDescription("lastModified", .string), AttributeDescription("contentHash", .string),
+        AttributeDescription("fetched", .integer),
+    ])
     struct State { var validators: HTTPValidators; var contentHash: String? }
 
     static func prepare(_ store: Store) throws {
-        try store.withDatabase { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(table) (source TEXT PRIMARY KEY, url TEXT NOT NULL, etag TEXT, lastModified TEXT, contentHash TEXT, fetched INTEGER)")
-        }
+        try store.create(table)
     }
     static func load(_ store: Store, source: String) throws -> State? {
-        try store.withDatabase { db in
-            try Row.fetchOne(db, sql: "SELECT etag, lastModified, contentHash FROM \(table) WHERE source = ?", arguments: [source]).map {
-                State(validators: HTTPValidators(etag: $0[0], lastModified: $0[1]), contentHash: $0[2])
-            }
+        try store.row(forKey: source, in: table).map {
+            State(validators: HTTPValidators(etag: $0["etag"]?.stringValue, lastModified: $0["lastModified"]?.stringValue),
+                  contentHash: $0["contentHash"]?.stringValue)
         }
     }
     static func save(_ store: Store, source: String, url: String, validators: HTTPValidators, contentHash: String) throws {
-        try store.withDatabase { db in
-            try db.execute(sql: "INSERT INTO \(table) (source, url, etag, lastModified, contentHash, fetched) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET url = excluded.url, etag = excluded.etag, lastModified = excluded.lastModified, contentHash = excluded.contentHash, fetched = excluded.fetched",
-                           arguments: [source, url, validators.etag, validators.lastModified, contentHash, Int64(Date().timeIntervalSince1970)])
-        }
+        try store.save(["url": .string(url), "etag": validators.etag.map(Value.string) ?? .null,
+                        "lastModified": validators.lastModified.map(Value.string) ?? .null,
+                        "contentHash": .string(contentHash), "fetched": .integer(Int64(Date().timeIntervalSince1970))],
+                       forKey: source, in: table)
     }
 }
 

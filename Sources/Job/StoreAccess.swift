@@ -1,6 +1,5 @@
 import Feeds
 import Foundation
-import GRDB
 import Listings
 import ObjectGraph
 
@@ -15,29 +14,25 @@ public enum StoreAccess {
         }
     }
 
-    static let settingsTable = "_tvimport_settings"
+    /// Settings the database remembers (the config's user modules, as JSON).
+    static let settings = SideTable(name: "_tvimport_settings", key: "key",
+                                    columns: [AttributeDescription("value", .string, optional: false)])
 
     /// The user modules a config once added to the database at `path` (none if there is no such
     /// database): `edit` and `status` take no config but must know the entities it added.
     public static func modules(storedIn path: String) throws -> [ModelModule] {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         try refuseDirectory(path)
-        let json: String? = try DatabaseQueue(path: path).read { db in
-            guard try db.tableExists(settingsTable) else { return nil }
-            return try String.fetchOne(db, sql: "SELECT value FROM \(settingsTable) WHERE key = 'modules'")
-        }
+        let json = try Store.row(forKey: "modules", in: settings, ofDatabaseAt: path)?["value"]?.stringValue
         guard let json, let data = json.data(using: .utf8) else { return [] }
         return try ConfigReader(file: "database \(path)").modules(try JSONSerialization.jsonObject(with: data))
     }
 
     /// Remembers the config's user modules in the database.
     static func remember(modulesJSON: Data?, in store: Store) throws {
-        try store.withDatabase { db in
-            try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(settingsTable) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            if let modulesJSON {
-                try db.execute(sql: "INSERT INTO \(settingsTable) (key, value) VALUES ('modules', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE value <> excluded.value",
-                               arguments: [String(decoding: modulesJSON, as: UTF8.self)])
-            }
+        try store.create(settings)
+        if let modulesJSON {
+            try store.save(["value": .string(String(decoding: modulesJSON, as: UTF8.self))], forKey: "modules", in: settings)
         }
     }
 

@@ -1,4 +1,5 @@
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// An object coming from a feed, shaped for the merge: values in the order of its layout's keys,
@@ -152,50 +153,44 @@ public enum ListingsMapper {
 public enum ContentHash {
     /// Hashes integers onto a start value.
     struct Accumulator {
-        private var h: UInt64
-        init(_ seed: UInt64) { h = seed }
-        mutating func add(_ n: Int64) {
-            for k in 0..<8 { ContentHash.byte(UInt8(truncatingIfNeeded: n >> (k * 8)), &h) }
-        }
-        var value: Int64 { Int64(bitPattern: h) }
+        private var h: FNV1a
+        init(_ seed: UInt64) { h = FNV1a(basis: seed) }
+        mutating func add(_ n: Int64) { h.add(littleEndian: UInt64(bitPattern: n)) }
+        var value: Int64 { Int64(bitPattern: h.value) }
     }
 
     public static func of(_ object: IncomingObject) -> Int64 {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h = FNV1a()
         add(object, &h)
-        return Int64(bitPattern: h)
+        return Int64(bitPattern: h.value)
     }
 
-    private static func add(_ object: IncomingObject, _ h: inout UInt64) {
+    private static func add(_ object: IncomingObject, _ h: inout FNV1a) {
         for v in object.values { add(v, &h) }
         for members in object.children {
-            byte(0xFE, &h)
+            h.add(0xFE)
             for m in members { add(m, &h) }
         }
     }
 
-    private static func add(_ v: Value, _ h: inout UInt64) {
+    private static func add(_ v: Value, _ h: inout FNV1a) {
         switch v {
-        case .null: byte(0, &h)
+        case .null: h.add(0)
         case .string(let s):
-            byte(1, &h)
+            h.add(1)
             var s = s
-            s.withUTF8 { for b in $0 { byte(b, &h) } }
-            byte(0xFF, &h)
+            s.withUTF8 { h.add($0) }
+            h.add(0xFF)
         case .integer(let i), .date(let i):
-            byte(2, &h)
-            for k in 0..<8 { byte(UInt8(truncatingIfNeeded: i >> (k * 8)), &h) }
+            h.add(2)
+            h.add(littleEndian: UInt64(bitPattern: i))
         case .double(let d):
-            byte(3, &h)
-            for k in 0..<8 { byte(UInt8(truncatingIfNeeded: d.bitPattern >> (k * 8)), &h) }
-        case .bool(let b): byte(b ? 5 : 4, &h)
+            h.add(3)
+            h.add(littleEndian: d.bitPattern)
+        case .bool(let b): h.add(b ? 5 : 4)
         case .data(let d):
-            byte(6, &h)
-            for b in d { byte(b, &h) }
+            h.add(6)
+            h.add(d)
         }
-    }
-
-    @inline(__always) fileprivate static func byte(_ b: UInt8, _ h: inout UInt64) {
-        h = (h ^ UInt64(b)) &* 0x100_0000_01b3
     }
 }

@@ -142,7 +142,7 @@ final class GuideProducer: @unchecked Sendable {
                 }
                 declared[key] = c
             }, programme: { p, file in
-                if blockChannel == nil || !p.channel.hasSameUTF8(as: blockChannel!) {
+                if !(blockChannel.map(p.channel.hasSameUTF8(as:)) ?? false) {
                     guard try flush(file) else { return false }
                     blockChannel = p.channel
                     blockBytes = 0

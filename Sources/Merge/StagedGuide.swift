@@ -87,7 +87,7 @@ final class StagedGuide {
             for (offset, length) in staged[Array(channel.utf8)]?.records ?? [] {
                 if buffer.count < length { buffer = [UInt8](repeating: 0, count: max(length, 2 * buffer.count)) }
                 let programme = try buffer.withUnsafeMutableBytes { raw throws -> XMLTVProgramme in
-                    guard Self.readAll(descriptor, raw.baseAddress!, length, at: offset) else {
+                    guard let base = raw.baseAddress, Self.readAll(descriptor, base, length, at: offset) else {
                         throw Self.failure("cannot read the staging file \(path)")
                     }
                     var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[..<length]))
@@ -119,8 +119,8 @@ final class StagedGuide {
 /// Writes all of `bytes` to `fd` (retrying short writes and EINTR); false on failure (see errno).
 private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     var written = 0
-    while written < bytes.count {
-        let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
+    while written < bytes.count, let base = bytes.baseAddress {
+        let n = write(fd, base + written, bytes.count - written)
         if n < 0 {
             if errno == EINTR { continue }
             return false

@@ -48,8 +48,9 @@ final class TapeWriter {
         lastWasText = false
         append(TapeEvent.start)
         appendCString(name)
-        var n = UInt32(attributeCount)
-        withUnsafeBytes(of: &n) { append($0.baseAddress!.assumingMemoryBound(to: UInt8.self), 4) }
+        withUnsafeBytes(of: UInt32(attributeCount)) { count in
+            if let base = count.baseAddress { append(base.assumingMemoryBound(to: UInt8.self), 4) }
+        }
     }
 
     func attribute(_ name: UnsafePointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) {
@@ -116,6 +117,10 @@ struct TapeElement {
 /// Reads a tape recorded by `TapeWriter`. Valid only inside `withUnsafeBufferPointer`.
 struct TapeReader {
     let tape: UnsafeBufferPointer<UInt8>
+    /// The tape's first byte; an element is only ever read from a non-empty tape.
+    private var base: UnsafePointer<UInt8> { tape.baseAddress ?? Self.nowhere }
+    // A constant, never dereferenced: an empty tape has no element to read.
+    private static var nowhere: UnsafePointer<UInt8> { UnsafePointer(bitPattern: 1).unsafelyUnwrapped }
 
     private func skipCString(_ i: inout Int) {
         while tape[i] != 0 { i += 1 }
@@ -125,7 +130,7 @@ struct TapeReader {
     /// The element whose start event is at `i`.
     func element(at start: Int) -> TapeElement {
         var i = start + 1
-        let name = tape.baseAddress! + i
+        let name = base + i
         skipCString(&i)
         let count = UnsafeRawBufferPointer(tape).loadUnaligned(fromByteOffset: i, as: UInt32.self)
         i += 4
@@ -168,9 +173,9 @@ struct TapeReader {
     func forEachAttribute(of element: TapeElement, _ body: (UnsafePointer<UInt8>, UnsafePointer<UInt8>) -> Void) {
         var i = element.attributeStart
         for _ in 0..<element.attributeCount {
-            let name = tape.baseAddress! + i
+            let name = base + i
             skipCString(&i)
-            let value = tape.baseAddress! + i
+            let value = base + i
             skipCString(&i)
             body(name, value)
         }
@@ -208,21 +213,3 @@ struct TapeReader {
     }
 }
 
-/// A stable 64-bit hash of bytes (FNV-1a, eight bytes at a time): the same on every run and
-/// every little-endian machine, so it can be stored.
-func tapeHash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    let prime: UInt64 = 0x100_0000_01b3
-    var i = 0
-    let raw = UnsafeRawBufferPointer(bytes)
-    while i + 8 <= raw.count {
-        h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* prime
-        h ^= h >> 29
-        i += 8
-    }
-    while i < raw.count {
-        h = (h ^ UInt64(raw[i])) &* prime
-        i += 1
-    }
-    return (h ^ UInt64(raw.count)) &* prime
-}

@@ -1,3 +1,5 @@
+import Primitives
+
 // A programme as read, before its content is turned into Swift values: the attributes the
 // schedule needs, a hash of everything inside the element, and the element itself on a tape.
 
@@ -22,7 +24,7 @@ public struct ProgrammeRecord: Sendable {
         self.clumpCount = clumpCount
         self.line = line
         self.tape = tape
-        sourceHash = tape.withUnsafeBufferPointer(tapeHash)
+        sourceHash = tape.withUnsafeBufferPointer(FNV1a.wordwise)
     }
 
     /// About how many bytes of memory the record takes (`ImportOptions.maxChannelBytes`).

@@ -4,6 +4,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Primitives
 
 enum TextMode {
     /// Titles and names: trim, and every inner run of whitespace becomes one space.
@@ -77,7 +78,7 @@ extension String {
     /// spellings of an id are different ids).
     public func hasUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var s = self
-        return s.withUTF8 { $0.count == bytes.count && ($0.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0) }
+        return s.withUTF8 { Bytes.equal(UnsafeRawBufferPointer($0), UnsafeRawBufferPointer(bytes)) }
     }
 
     /// Whether both strings have exactly the same UTF-8 bytes (see `hasUTF8`).

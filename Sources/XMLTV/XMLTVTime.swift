@@ -1,3 +1,5 @@
+import Primitives
+
 // XMLTV times: `YYYY[MM[DD[hh[mm[ss]]]]] [zone]`, converted with integer arithmetic only.
 
 public enum XMLTVTime {
@@ -29,9 +31,9 @@ public enum XMLTVTime {
         }
         let year = field(0, 4, 1970), month = field(4, 2, 1), day = field(6, 2, 1)
         let hour = field(8, 2, 0), minute = field(10, 2, 0), second = field(12, 2, 0)
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
+        guard (1...12).contains(month), day >= 1, day <= UTCTime.daysIn(month: month, year: year),
               (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
-        let local = daysFromCivil(year: year, month: month, day: day) * 86_400
+        let local = UTCTime.days(year: year, month: month, day: day) * 86_400
             + Int64(hour * 3600 + minute * 60 + second)
 
         while i < n, isSpace(b[i]) { i += 1 }
@@ -98,45 +100,6 @@ public enum XMLTVTime {
     @inline(__always) static func isDigit(_ c: UInt8) -> Bool { c >= 48 && c <= 57 }
     @inline(__always) static func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
 
-    static func isLeap(_ y: Int) -> Bool { (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: return isLeap(year) ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let m = Int64(month)
-        let doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
     /// `YYYYMMDDhhmmss` in UTC, for messages.
-    static func format(_ utc: Int64) -> String {
-        let days = utc >= 0 ? utc / 86_400 : (utc - 86_399) / 86_400
-        let secs = Int(utc - days * 86_400)
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        func pad(_ v: Int64, _ w: Int) -> String {
-            let s = String(v)
-            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
-        }
-        return pad(y, 4) + pad(m, 2) + pad(d, 2)
-            + pad(Int64(secs / 3600), 2) + pad(Int64(secs / 60 % 60), 2) + pad(Int64(secs % 60), 2)
-    }
+    static func format(_ utc: Int64) -> String { UTCTime.compact(utc) }
 }

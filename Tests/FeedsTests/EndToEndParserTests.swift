@@ -3,6 +3,7 @@ import Foundation
 import Listings
 import Merge
 import ObjectGraph
+import Primitives
 import Testing
 
 /// XMLTV file → import → export → two independent real parsers (Python `icalendar` and `ical`),

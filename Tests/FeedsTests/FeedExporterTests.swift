@@ -3,6 +3,7 @@ import Foundation
 import Listings
 import Merge
 import ObjectGraph
+import Primitives
 import Testing
 
 /// The exporter against a real store: feeds are written once, kept byte-for-byte and mtime when

@@ -3,6 +3,7 @@ import Foundation
 import Listings
 import Merge
 import ObjectGraph
+import Primitives
 import Testing
 
 /// The Job-less path of a nightly run: import with `Merge.importGuide` into a store with the

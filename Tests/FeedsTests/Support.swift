@@ -3,6 +3,7 @@ import Foundation
 import Listings
 import Merge
 import ObjectGraph
+import Primitives
 import Testing
 
 /// The repository root, from this file's path (Tests/FeedsTests/Support.swift).

@@ -1,7 +1,8 @@
 import Foundation
 import Listings
-import Testing
 @testable import ObjectGraph
+import Primitives
+import Testing
 
 /// The generic diff, apply and undo on the real tvimport model (Channel → Programme → Credit,
 /// Category; user modules).

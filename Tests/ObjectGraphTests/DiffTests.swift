@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 @testable import ObjectGraph
+import Primitives
+import Testing
 
 // MARK: - Fixtures
 

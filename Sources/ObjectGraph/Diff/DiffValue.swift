@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// An attribute value or identifier component as it travels in a change document.
 ///
@@ -119,7 +120,7 @@ public struct DiffValue: Sendable, Hashable, Codable, CustomStringConvertible {
                 }
             }
             return out
-        case .data(let d): return d.map(hexByte).joined()
+        case .data(let d): return d.map(Hex.byte).joined()
         default: return value.description
         }
     }
@@ -141,25 +142,4 @@ func compareIdentifiers(_ a: [DiffValue], _ b: [DiffValue]) -> Int {
         if c != 0 { return c }
     }
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-}
-
-extension UTCTime {
-    /// Parses exactly `YYYY-MM-DDTHH:MM:SSZ`, the form `iso8601(_:)` writes.
-    public static func parseISO8601(_ text: String) -> Int64? {
-        let b = Array(text.utf8)
-        guard b.count == 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z") else { return nil }
-        func number(_ from: Int, _ count: Int) -> Int? {
-            var n = 0
-            for i in from..<(from + count) {
-                guard b[i] >= 48, b[i] <= 57 else { return nil }
-                n = n * 10 + Int(b[i] - 48)
-            }
-            return n
-        }
-        guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2),
-              let mi = number(14, 2), let s = number(17, 2),
-              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
-        return seconds(year: y, month: mo, day: d, hour: h, minute: mi, second: s)
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// The old and new value of one attribute; an absent value is `null`.
 public struct AttributeChange: Sendable, Codable, Equatable, Hashable {
@@ -212,7 +213,7 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
 extension ChangeDocument {
     /// Writes the document as pretty JSON, atomically (a change file is whole or absent).
     public func write(toFile path: String) throws {
-        try jsonData().write(to: URL(fileURLWithPath: path), options: .atomic)
+        try DurableFile.replace(path, with: Array(try jsonData()))
     }
 
     /// Reads a change file.

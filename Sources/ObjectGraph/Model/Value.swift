@@ -1,3 +1,4 @@
+import Primitives
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -87,7 +88,7 @@ public enum Value: Sendable, CustomStringConvertible {
 @inline(__always)
 func sameUTF8(_ a: String, _ b: String) -> Bool {
     var a = a, b = b
-    return a.withUTF8 { x in b.withUTF8 { y in x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } }
+    return a.withUTF8 { x in b.withUTF8 { y in Bytes.equal(UnsafeRawBufferPointer(x), UnsafeRawBufferPointer(y)) } }
 }
 
 extension Value: Hashable {
@@ -168,47 +169,4 @@ private func compareBuffers(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPo
         i += 1
     }
     return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
-}
-
-/// UTC instants as text, without Foundation's calendar machinery.
-public enum UTCTime {
-    /// `2026-11-22T03:00:00Z`
-    public static func iso8601(_ seconds: Int64) -> String {
-        let (y, m, d, hh, mm, ss) = components(seconds)
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(hh, 2)):\(pad(mm, 2)):\(pad(ss, 2))Z"
-    }
-
-    /// Civil date and time of an instant (proleptic Gregorian, UTC).
-    public static func components(_ seconds: Int64) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
-        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
-        let rem = Int(seconds - days * 86400)
-        // Howard Hinnant's civil_from_days.
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
-        return (Int(y), Int(m), Int(d), rem / 3600, rem % 3600 / 60, rem % 60)
-    }
-
-    /// Seconds since 1970 of a civil UTC date and time.
-    public static func seconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Int64 {
-        let y = Int64(month <= 2 ? year - 1 : year)
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = Int64(month > 2 ? month - 3 : month + 9)
-        let doy = (153 * mp + 2) / 5 + Int64(day) - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        return days * 86400 + Int64(hour * 3600 + minute * 60 + second)
-    }
-
-    static func pad(_ value: Int, _ width: Int) -> String {
-        let s = String(value)
-        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
-    }
 }

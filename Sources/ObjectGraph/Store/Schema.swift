@@ -1,3 +1,5 @@
+import Primitives
+
 /// The SQL schema derived from a model: one table per inheritance tree (single-table
 /// inheritance, as Core Data's SQLite store does), a column per attribute and per foreign key.
 struct Schema: Sendable, Hashable {
@@ -48,7 +50,7 @@ struct Schema: Sendable, Hashable {
         }.joined()
     }
 
-    var fingerprint: String { fnv1a64Hex(canonicalText) }
+    var fingerprint: String { FNV1a.hex(canonicalText) }
 
     static func createTableSQL(_ t: Table) -> String {
         // AUTOINCREMENT: a row id is never reused, so a change set that deletes one object and
@@ -84,25 +86,13 @@ struct Schema: Sendable, Hashable {
         case .integer(let i), .date(let i): String(i)
         case .bool(let b): b ? "1" : "0"
         case .double(let d): String(d)
-        case .data(let d): "X'" + d.map { hexByte($0) }.joined() + "'"
+        case .data(let d): "X'" + d.map { Hex.byte($0) }.joined() + "'"
         }
     }
 }
 
 /// An SQL identifier, quoted.
 func quote(_ name: String) -> String { "\"" + name.replacingAll("\"", with: "\"\"") + "\"" }
-
-func hexByte(_ b: UInt8) -> String {
-    let digits = Array("0123456789abcdef")
-    return String([digits[Int(b >> 4)], digits[Int(b & 15)]])
-}
-
-/// A stable 64-bit FNV-1a hash of a string's UTF-8 bytes, as 16 hex digits.
-public func fnv1a64Hex(_ s: String) -> String {
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for b in s.utf8 { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-    return (0..<8).reversed().map { hexByte(UInt8(truncatingIfNeeded: h >> (UInt64($0) * 8))) }.joined()
-}
 
 extension String {
     func replacingAll(_ target: Character, with replacement: String) -> String {

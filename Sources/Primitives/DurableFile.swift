@@ -1,0 +1,148 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CLinuxCalls
+
+/// Replacing files so that a crash leaves each one whole, old or new: the bytes go to a temporary
+/// file in the same directory, are flushed to disk, the temporary file is renamed over the target,
+/// and the directory is flushed so that the rename itself survives.
+///
+/// ```swift
+/// try DurableFile.replace("/srv/feeds/index.html", with: Array("<html>…".utf8))
+///
+/// // Many files at once: stage each, one flush of the whole file system, then the renames.
+/// let staged = DurableFile.temporaryPath(for: "/srv/feeds/a.ics")
+/// try DurableFile.write(bytes, to: staged, sync: false)
+/// try DurableFile.syncFileSystem(containing: "/srv/feeds")
+/// try DurableFile.rename(staged, to: "/srv/feeds/a.ics")
+/// try DurableFile.syncDirectory("/srv/feeds")
+/// ```
+public enum DurableFile {
+    /// Where `replace` stages the new content of `path`: `.<name>.tmp-<pid>` beside it, so that
+    /// a later run can tell a dead run's leftovers (`isTemporary`) from its own.
+    public static func temporaryPath(for path: String) -> String {
+        let (directory, name) = split(path)
+        return directory + "/." + name + ".tmp-" + String(getpid())
+    }
+
+    /// Whether `name` (a file name, no directory) is a temporary file `temporaryPath` made, and
+    /// the id of the process that made it.
+    public static func temporaryOwner(ofName name: String) -> Int32? {
+        guard name.hasPrefix("."), name.contains(".tmp-"), let last = name.split(separator: "-").last else { return nil }
+        return Int32(last)
+    }
+
+    /// Replaces the file at `path` with `bytes`, durably (see the type's description).
+    public static func replace(_ path: String, with bytes: [UInt8]) throws(FileError) {
+        let temporary = temporaryPath(for: path)
+        do {
+            try write(bytes, to: temporary, sync: true)
+            try rename(temporary, to: path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+        try syncDirectory(split(path).directory)
+    }
+
+    /// Flushes an existing file written by someone else, renames it over `target` and flushes the
+    /// directory: `replace` for a file that was streamed rather than held in memory.
+    public static func moveIntoPlace(_ temporary: String, to target: String) throws(FileError) {
+        let fd = open(temporary, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: temporary, errno: errno) }
+        let synced = fsync(fd) == 0
+        let failure = errno
+        close(fd)
+        guard synced else { throw FileError(path: temporary, errno: failure) }
+        try rename(temporary, to: target)
+        try syncDirectory(split(target).directory)
+    }
+
+    /// Writes a new file (created or truncated), flushed to disk when `sync` is true.
+    public static func write(_ bytes: [UInt8], to path: String, sync: Bool) throws(FileError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw FileError(path: path, errno: errno) }
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { buffer in
+                // Non-empty here, so the buffer has a base address.
+                Self.writeSome(fd, UnsafeRawBufferPointer(rebasing: buffer[written...]))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let failure = errno
+                close(fd)
+                throw FileError(path: path, errno: failure)
+            }
+            written += n
+        }
+        if sync && fsync(fd) != 0 {
+            let failure = errno
+            close(fd)
+            throw FileError(path: path, errno: failure)
+        }
+        guard close(fd) == 0 else { throw FileError(path: path, errno: errno) }
+    }
+
+    /// Renames `source` over `target` (atomic within one file system).
+    public static func rename(_ source: String, to target: String) throws(FileError) {
+        #if canImport(Glibc)
+        let result = Glibc.rename(source, target)
+        #else
+        let result = Darwin.rename(source, target)
+        #endif
+        guard result == 0 else { throw FileError(path: target, errno: errno) }
+    }
+
+    /// Flushes a directory, so that the renames and creations in it survive a crash.
+    public static func syncDirectory(_ directory: String) throws(FileError) {
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: directory, errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw FileError(path: directory, errno: errno) }
+    }
+
+    /// Flushes every file of the file system that holds `directory` with one `syncfs(2)`: cheaper
+    /// than a flush per file when hundreds of small files were staged.
+    public static func syncFileSystem(containing directory: String) throws(FileError) {
+        let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw FileError(path: directory, errno: errno) }
+        defer { close(fd) }
+        guard syncfs(fd) == 0 else { throw FileError(path: directory, errno: errno) }
+    }
+
+    private static func writeSome(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        #if canImport(Glibc)
+        return Glibc.write(fd, base, buffer.count)
+        #else
+        return Darwin.write(fd, base, buffer.count)
+        #endif
+    }
+
+    private static func split(_ path: String) -> (directory: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let directory = String(path[..<slash])
+        return (directory.isEmpty ? "/" : directory, String(path[path.index(after: slash)...]))
+    }
+}
+
+/// A file operation that failed: the path and the system's reason.
+public struct FileError: Error, Sendable, CustomStringConvertible {
+    /// The file or directory the operation was about.
+    public var path: String
+    /// The `errno` value.
+    public var code: Int32
+
+    public init(path: String, errno code: Int32) {
+        self.path = path
+        self.code = code
+    }
+
+    /// The system's text for `code` ("No space left on device").
+    public var reason: String { String(cString: strerror(code)) }
+
+    public var description: String { "\(path): \(reason)" }
+}
