@@ -1,6 +1,7 @@
 import Feeds
 import Foundation
 import ObjectGraph
+import Primitives
 
 /// `tvimport export`: (re)writes the feeds from the database.
 ///
