@@ -67,18 +67,21 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
-        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives"]),
-        .testTarget(name: "XMLTVTests", dependencies: ["XMLTV"]),
-        .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV", "Primitives"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["Fixtures"]),
-        .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"], exclude: ["Fixtures"]),
-        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph", "Primitives"]),
-        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"], exclude: ["Fixtures"]),
+        // What every test target shares: ../shared and tool lookups, the subprocess runner, the
+        // guide generator and the feed parsers.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives", "TestSupport"]),
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives", "Merge", "Listings", "TestSupport"]),
+        .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "TestSupport"]),
+        .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
+        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
         // The schedules, the container and the generated docs (checked with the real tools).
-        .testTarget(name: "PackagingTests", dependencies: []),
+        .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.
-        .testTarget(name: "ReliabilityTests", dependencies: [], exclude: ["Fixtures"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )
