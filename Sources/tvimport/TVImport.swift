@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Job
 
-/// The command line of CONTRACT.md. Each command is a thin shell over the Job library: parse the
+/// The command line of the user contract (docs/design.md#user-contract, README). Each command is a thin shell over the Job library: parse the
 /// flags, call the job, print, exit with the contract's code.
 @main
 struct TVImport: ParsableCommand {
