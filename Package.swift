@@ -8,11 +8,16 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tvimport", targets: ["tvimport"]),
+        // For other packages: the object graph on SQLite, and the streaming XMLTV reader.
+        .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
+        .library(name: "XMLTV", targets: ["XMLTV"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // `swift package generate-documentation --target ObjectGraph` (Sources/ObjectGraph/ObjectGraph.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
     targets: [
         // C libraries, each behind one small shim.
