@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import ObjectGraph
 import Primitives
+import XMLTVImport
 
 /// Renders merge changes in the design's (docs/design.md#model-driven-diff) shape (entityName, id, attributes old/new, relationships
 /// added/removed) and as text grouped by channel.

@@ -1,4 +1,5 @@
 import Merge
+import XMLTVImport
 
 /// The exit codes of the user contract (docs/design.md#user-contract), sysexits.
 public enum ExitStatus: Int32, Sendable {

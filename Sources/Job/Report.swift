@@ -1,6 +1,7 @@
 import Foundation
 import Merge
 import ObjectGraph
+import XMLTVImport
 
 /// The report of `run` and `import`: the user contract's JSON document (docs/design.md#user-contract), or text for people.
 public struct RunReport: Sendable {

@@ -1,6 +1,5 @@
-import Listings
 import ObjectGraph
-import XMLTV
+import Primitives
 
 /// How incoming objects of one entity are shaped: which attributes they carry, and which owned
 /// to-many relationships, each with its own layout.

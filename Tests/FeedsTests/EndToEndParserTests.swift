@@ -6,6 +6,7 @@ import ObjectGraph
 import Primitives
 import TestSupport
 import Testing
+import XMLTVImport
 
 /// XMLTV file → import → export → two independent real parsers (Python `icalendar` and `ical`),
 /// decoded values compared with the programmes of the source file: folds inside multi-byte

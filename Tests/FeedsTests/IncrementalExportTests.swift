@@ -6,8 +6,9 @@ import ObjectGraph
 import Primitives
 import TestSupport
 import Testing
+import XMLTVImport
 
-/// The Job-less path of a nightly run: import with `Merge.importGuide` into a store with the
+/// The Job-less path of a nightly run: import with `XMLTVImport.importGuide` into a store with the
 /// observers registered by hand, export only the dirty channels' feeds, and compare with a full
 /// export. Uses the shared guide generator (../shared/tools/xmltvgen.py).
 @Suite(.serialized) struct IncrementalExportTests {

@@ -6,6 +6,7 @@ import ObjectGraph
 import Primitives
 import TestSupport
 import Testing
+import XMLTVImport
 
 /// The repository root, from this file's path (Tests/FeedsTests/Support.swift).
 let repositoryRoot = Repository.root
@@ -31,7 +32,7 @@ struct ObservedStore {
     func importGuide(_ files: [String], source: String = "t", now: Int64) throws -> SourceImportReport {
         var options = ImportOptions(source: source, force: true, now: now)
         options.programmeInsertValues = ["changedAt": .date(clock.now)]
-        return try Merge.importGuide(into: store, files: files, options: options, dryRun: false)
+        return try XMLTVImport.importGuide(into: store, files: files, options: options, dryRun: false)
     }
 }
 

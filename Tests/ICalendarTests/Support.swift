@@ -114,7 +114,7 @@ enum Samples {
                       categories: [String] = [], location: String? = nil, url: String? = nil) -> CalendarEvent {
         let start: Int64 = 1_741_118_400 + Int64(index) * 1800
         return CalendarEvent(
-            uid: ProgrammeUID.make(channelID: "daserste.de", start: start, clumpIndex: 0, domain: "tvimport.example"),
+            uid: "daserste.de-\(start)@tvimport.example",
             start: start, end: start + 1800, summary: summary, description: description,
             categories: categories, location: location, url: url,
             stamp: 1_741_000_000, sequence: index % 3)

@@ -5,6 +5,7 @@ import ObjectGraph
 import TestSupport
 import Testing
 import XMLTV
+import XMLTVImport
 
 struct SplitMix64: RandomNumberGenerator {
     var state: UInt64

@@ -1,5 +1,4 @@
 import Foundation
-import Listings
 import Merge
 import ObjectGraph
 import TestSupport

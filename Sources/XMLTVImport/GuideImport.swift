@@ -1,6 +1,8 @@
 import Foundation
 import Listings
+import Merge
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// How one source's import is run.
