@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch -> XMLTV -> Merge (over ObjectGraph, with the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
+// Fetch -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
 import PackageDescription
 
 let package = Package(
@@ -8,11 +8,16 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tvimport", targets: ["tvimport"]),
+        // For other packages: the object graph on SQLite, and the streaming XMLTV reader.
+        .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
+        .library(name: "XMLTV", targets: ["XMLTV"]),
     ],
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        // `swift package generate-documentation --target ObjectGraph` (Sources/ObjectGraph/ObjectGraph.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
     ],
     targets: [
         // C libraries, each behind one small shim.
@@ -41,11 +46,14 @@ let package = Package(
         // that would keep every other package from depending on this one.
         .target(name: "XMLTV", dependencies: ["CLibXML2", "Primitives"]),
 
-        // The tvimport entity model (listings + local modules) and the XMLTV -> object mapping.
-        .target(name: "Listings", dependencies: ["ObjectGraph", "XMLTV", "Primitives"]),
+        // The tvimport entity model (listings + local modules).
+        .target(name: "Listings", dependencies: ["ObjectGraph"]),
 
-        // The generic sorted two-cursor merge (find-update-or-create-or-remove) and the XMLTV import.
-        .target(name: "Merge", dependencies: ["ObjectGraph", "XMLTV", "Listings"]),
+        // The generic sorted two-cursor merge (find-update-or-create-or-remove) and its input: no TV.
+        .target(name: "Merge", dependencies: ["ObjectGraph", "Primitives"]),
+
+        // The XMLTV -> model import: staging, the XMLTV -> object mapping, the contract's scope.
+        .target(name: "XMLTVImport", dependencies: ["ObjectGraph", "XMLTV", "Listings", "Merge", "Primitives"]),
 
         // Polite downloads on libcurl: conditional GET, retries, limits.
         .target(name: "Fetch", dependencies: ["CCurl", "Primitives"]),
@@ -53,12 +61,13 @@ let package = Package(
         // RFC 5545 / RFC 7986 text writer.
         .target(name: "ICalendar", dependencies: ["Primitives"]),
 
-        // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically.
+        // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically,
+        // with stable programme UIDs.
         .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds", "Primitives",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Feeds", "Primitives",
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
@@ -69,18 +78,21 @@ let package = Package(
         // `git describe` at build time, for --version.
         .plugin(name: "VersionStamp", capability: .buildTool()),
 
-        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives"]),
-        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives"]),
-        .testTarget(name: "XMLTVTests", dependencies: ["XMLTV"]),
-        .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV", "Primitives"]),
-        .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["Fixtures"]),
-        .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"], exclude: ["Fixtures"]),
-        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph", "Primitives"]),
-        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"], exclude: ["Fixtures"]),
+        // What every test target shares: ../shared and tool lookups, the subprocess runner, the
+        // guide generator and the feed parsers.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "PrimitivesTests", dependencies: ["Primitives", "TestSupport"]),
+        .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives", "Merge", "TestSupport"]),
+        .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "Primitives", "TestSupport"]),
+        .testTarget(name: "MergeTests", dependencies: ["Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
+        .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
+        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
         // The schedules, the container and the generated docs (checked with the real tools).
-        .testTarget(name: "PackagingTests", dependencies: []),
+        .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.
-        .testTarget(name: "ReliabilityTests", dependencies: [], exclude: ["Fixtures"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["TestSupport"], exclude: ["Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

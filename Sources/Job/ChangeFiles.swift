@@ -2,7 +2,7 @@ import Foundation
 import ObjectGraph
 import Primitives
 
-/// The change file of each real run (seed 000's diff of the database before and after), so that
+/// The change file of each real run (the design's (docs/design.md#model-driven-diff) diff of the database before and after), so that
 /// another system can be sent just what changed, and `undo` can revert the last import.
 ///
 /// `<changes>/<run-id>.json` holds the `ChangeDocument`; `<run-id>.patch.json` the same as an

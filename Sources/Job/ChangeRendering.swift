@@ -2,8 +2,9 @@ import Foundation
 import Merge
 import ObjectGraph
 import Primitives
+import XMLTVImport
 
-/// Renders merge changes in seed 000's shape (entityName, id, attributes old/new, relationships
+/// Renders merge changes in the design's (docs/design.md#model-driven-diff) shape (entityName, id, attributes old/new, relationships
 /// added/removed) and as text grouped by channel.
 enum ChangeRendering {
     static func json(_ change: MergeChange, context: ObjectContext?) -> [String: Any] {

@@ -1,6 +1,7 @@
 import Merge
+import XMLTVImport
 
-/// The exit codes of CONTRACT.md (sysexits).
+/// The exit codes of the user contract (docs/design.md#user-contract), sysexits.
 public enum ExitStatus: Int32, Sendable {
     case success = 0
     case usage = 64

@@ -2,6 +2,7 @@ import Foundation
 import Merge
 import ObjectGraph
 import XMLTV
+import XMLTVImport
 
 /// `tvimport import`: XMLTV files merged as one source, one transaction.
 public struct ImportJob {

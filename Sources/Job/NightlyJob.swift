@@ -5,6 +5,7 @@ import Merge
 import ObjectGraph
 import Primitives
 import XMLTV
+import XMLTVImport
 
 /// `tvimport run`: every source fetched, parsed and merged in its own transaction, old
 /// programmes pruned, feeds exported, a report printed and the run recorded.

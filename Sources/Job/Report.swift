@@ -1,8 +1,9 @@
 import Foundation
 import Merge
 import ObjectGraph
+import XMLTVImport
 
-/// The report of `run` and `import`: CONTRACT.md's JSON document, or text for people.
+/// The report of `run` and `import`: the user contract's JSON document (docs/design.md#user-contract), or text for people.
 public struct RunReport: Sendable {
     public struct Source: Sendable {
         public var name: String

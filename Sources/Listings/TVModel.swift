@@ -1,6 +1,6 @@
 import ObjectGraph
 
-/// The tvimport entity model: the merge of its modules (seed 004).
+/// The tvimport entity model: the merge of its modules (docs/design.md#models-from-modules).
 ///
 /// - `listings`: what comes from XMLTV feeds. Only these attributes are ever written by an import
 ///   (each entity's `overwrite` list is its whitelist on update).
@@ -60,7 +60,7 @@ public enum TVModel {
             overwritable: ["displayName", "otherNames", "icon", "url"],
             attributes: channelFeedAttributes + [
                 .init("source", .string),
-                // Denormalised aggregates kept by an observer (seed 002's booksCount).
+                // Denormalised aggregates kept by an observer (the design's (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed) booksCount).
                 .init("programmeCount", .integer, optional: false, default: .integer(0), userInfo: [UserInfoKey.diff: "exclude"]),
                 .init("programmesChangedAt", .date, userInfo: [UserInfoKey.diff: "exclude"]),
             ],

@@ -1,6 +1,5 @@
-import Listings
 import ObjectGraph
-import XMLTV
+import Primitives
 
 /// How incoming objects of one entity are shaped: which attributes they carry, and which owned
 /// to-many relationships, each with its own layout.
@@ -105,7 +104,7 @@ public struct MergeChange: Sendable {
     }
 }
 
-/// The find-(update)-or-create-or-remove merge of seed 001, generic over the entity model, with
+/// The find-(update)-or-create-or-remove merge of docs/design.md#sorted-two-cursor-merge, generic over the entity model, with
 /// the scope predicate the seed's author left out.
 ///
 /// Both sides are sorted streams in the same order: the incoming objects sorted by their

@@ -1,5 +1,6 @@
 /// UTC instants (seconds since 1970-01-01T00:00:00Z) and their civil dates, proleptic Gregorian,
-/// with integer arithmetic only: no Foundation calendar (see README, "Why no Foundation here").
+/// with integer arithmetic only: Primitives imports no Foundation, so that the XMLTV reader can
+/// use it (docs/design.md#platform-notes).
 ///
 /// ```swift
 /// let t = UTCTime.seconds(year: 2026, month: 11, day: 22, hour: 3)

@@ -1,3 +1,5 @@
+import Primitives
+
 // One channel's programmes -> sorted, de-duplicated, with stops filled or repaired, overlaps reported.
 
 /// What the normaliser needs of a programme: its place in the schedule, and its content only for

@@ -95,15 +95,6 @@ extension String {
 }
 
 extension String {
-    /// The string as a message may quote it: whole when short, otherwise its first `limit`
-    /// Unicode scalars and "… (N bytes)". Scalars, not characters: one character can hold any
-    /// number of combining marks. Values come from the input and libxml2 allows 10 MB each.
-    public func excerpt(limit: Int = 80) -> String {
-        let scalars = unicodeScalars
-        guard let end = scalars.index(scalars.startIndex, offsetBy: limit, limitedBy: scalars.endIndex),
-              end != scalars.endIndex else { return self }
-        return String(scalars[..<end]) + "… (\(utf8.count) bytes)"
-    }
 }
 
 /// `excerpt` of a NUL-terminated UTF-8 value from libxml2, without copying all of it first.

@@ -7,6 +7,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Primitives
 
 /// Collects the first libxml2 error; its address is handed to libxml2 as the handler's context.
 private final class ErrorSink {

@@ -4,15 +4,14 @@ import Listings
 import Merge
 import ObjectGraph
 import Primitives
+import TestSupport
 import Testing
+import XMLTVImport
 
 /// XMLTV file → import → export → two independent real parsers (Python `icalendar` and `ical`),
 /// decoded values compared with the programmes of the source file: folds inside multi-byte
 /// characters, commas, semicolons, backslashes, newlines, CJK, emoji and categories.
 @Suite struct EndToEndParserTests {
-    static let python = repositoryRoot.appendingPathComponent(".venv/bin/python").path
-    /// The ICalendar tests' parser driver: it prints what each library decoded, as JSON.
-    static let parser = repositoryRoot.appendingPathComponent("Tests/ICalendarTests/Fixtures/parse_feeds.py").path
 
     struct Source {
         var title: String
@@ -71,29 +70,9 @@ import Testing
         return xml + "</tv>\n"
     }
 
-    struct ParseOutput: Decodable {
-        struct Event: Decodable {
-            var uid: String
-            var dtstart: String
-            var dtend: String
-            var summary: String
-            var description: String?
-            var categories: [String]
-            var location: String?
-            var sequence: Int
-        }
-        struct Calendar: Decodable { var name: String?; var x_wr_calname: String? }
-        struct Result: Decodable { var error: String?; var events: [Event]?; var calendar: Calendar? }
-        var versions: [String: String]
-        var files: [String: [String: Result]]
-    }
-
-    @Test("icalendar and ical decode every exported programme exactly as the XMLTV file had it")
+    @Test("icalendar and ical decode every exported programme exactly as the XMLTV file had it",
+          .enabled(if: FeedParsers.isInstalled, "needs the venv with icalendar and ical: run scripts/install-deps"))
     func parsersReadBackTheImportedGuide() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python) else {
-            Issue.record("No Python venv at \(Self.python): run scripts/install-deps first (it installs icalendar and ical)")
-            return
-        }
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/guide.xml"
@@ -110,9 +89,7 @@ import Testing
         let channelFeed = directory + "/feeds/dasErste.de.ics"
         let filteredFeed = directory + "/feeds/filter~unicode.ics"
         let emptyFeed = directory + "/feeds/filter~nothing.ics"
-        let result = try run(Self.python, [Self.parser, channelFeed, filteredFeed, emptyFeed])
-        try #require(result.status == 0, "parse_feeds.py failed: \(result.stderr)")
-        let output = try JSONDecoder().decode(ParseOutput.self, from: result.stdout)
+        let output = try FeedParsers.parse([channelFeed, filteredFeed, emptyFeed])
 
         // A filtered feed that matches nothing is still a valid calendar (RFC 5545 wants a component).
         for library in ["icalendar", "ical"] {

@@ -5,6 +5,7 @@ import Merge
 import ObjectGraph
 import Primitives
 import Testing
+import XMLTVImport
 
 /// The exporter against a real store: feeds are written once, kept byte-for-byte and mtime when
 /// nothing changed, and file names from hostile ids stay inside the output directory.
@@ -27,7 +28,7 @@ import Testing
     func importGuide(_ text: String, into store: Store) throws {
         let file = directory + "/guide-\(UUID().uuidString).xml"
         try text.write(toFile: file, atomically: true, encoding: .utf8)
-        _ = try Merge.importGuide(into: store, files: [file], options: ImportOptions(source: "t", force: true, now: 0), dryRun: false)
+        _ = try XMLTVImport.importGuide(into: store, files: [file], options: ImportOptions(source: "t", force: true, now: 0), dryRun: false)
     }
 
     func mtime(_ path: String) throws -> Date {

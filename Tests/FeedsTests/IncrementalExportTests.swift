@@ -4,20 +4,20 @@ import Listings
 import Merge
 import ObjectGraph
 import Primitives
+import TestSupport
 import Testing
+import XMLTVImport
 
-/// The Job-less path of a nightly run: import with `Merge.importGuide` into a store with the
+/// The Job-less path of a nightly run: import with `XMLTVImport.importGuide` into a store with the
 /// observers registered by hand, export only the dirty channels' feeds, and compare with a full
 /// export. Uses the shared guide generator (../shared/tools/xmltvgen.py).
 @Suite(.serialized) struct IncrementalExportTests {
-    static let generator = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/tools/xmltvgen.py").path
     static let firstDay = UTCTime.seconds(year: 2030, month: 10, day: 1)
 
     static func generate(revision: Int, into directory: String) throws -> String {
         let out = directory + "/guide-r\(revision).xml"
-        let result = try run("/usr/bin/env", ["python3", generator, "--channels", "12", "--days", "2", "--first-day", "20301001",
-                                              "--revision", "\(revision)", "--change-rate", "0.02", "--out", out])
-        try #require(result.status == 0, "xmltvgen failed: \(result.stderr)")
+        try GuideGenerator.run(["--channels", "12", "--days", "2", "--first-day", "20301001",
+                                "--revision", "\(revision)", "--change-rate", "0.02", "--out", out])
         return out
     }
 
@@ -31,7 +31,7 @@ import Testing
         return options
     }
 
-    @Test(.enabled(if: FileManager.default.fileExists(atPath: generator), "needs ../shared/tools/xmltvgen.py"))
+    @Test(.enabled(if: Shared.hasGenerator, "needs ../shared/tools/xmltvgen.py and python3"))
     func revisionOneRewritesOnlyWhatChanged() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -4,10 +4,12 @@ import Listings
 import Merge
 import ObjectGraph
 import Primitives
+import TestSupport
 import Testing
+import XMLTVImport
 
 /// The repository root, from this file's path (Tests/FeedsTests/Support.swift).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot = Repository.root
 
 /// A store set up the way the nightly job sets it up, without the Job module: the aggregates,
 /// the dirty channels and the feeds' revision stamps are kept by observers.
@@ -30,7 +32,7 @@ struct ObservedStore {
     func importGuide(_ files: [String], source: String = "t", now: Int64) throws -> SourceImportReport {
         var options = ImportOptions(source: source, force: true, now: now)
         options.programmeInsertValues = ["changedAt": .date(clock.now)]
-        return try Merge.importGuide(into: store, files: files, options: options, dryRun: false)
+        return try XMLTVImport.importGuide(into: store, files: files, options: options, dryRun: false)
     }
 }
 
@@ -80,23 +82,10 @@ func snapshot(_ directory: String) throws -> [String: Data] {
     return out
 }
 
-/// Runs a program; stderr goes through a file so a chatty child cannot block on a full pipe.
+/// Runs a program (TestSupport's runner).
 func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let stdout = Pipe()
-    let stderrPath = NSTemporaryDirectory() + "stderr-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-    defer { try? FileManager.default.removeItem(atPath: stderrPath) }
-    let stderrHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-    process.standardOutput = stdout
-    process.standardError = stderrHandle
-    try process.run()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try stderrHandle.close()
-    return (process.terminationStatus, output, (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
+    let result = try Subprocess.run(executable, arguments)
+    return (result.status, result.stdout, result.stderr)
 }
 
 /// A minimal reading of our own feeds for the incremental tests (the independent parsers are

@@ -1,27 +1,7 @@
 import Foundation
-import Testing
 import ICalendar
-
-/// What Fixtures/parse_feeds.py prints.
-private struct ParseOutput: Decodable {
-    struct Result: Decodable {
-        var error: String?
-        var events: [Event]?
-    }
-    struct Event: Decodable {
-        var uid: String
-        var dtstart: String
-        var dtend: String
-        var summary: String
-        var description: String?
-        var categories: [String]
-        var location: String?
-        var url: String?
-        var sequence: Int
-    }
-    var versions: [String: String]
-    var files: [String: [String: Result]]
-}
+import TestSupport
+import Testing
 
 /// The shared validator harness next to the repository, when its install.sh has run.
 private enum Harness {
@@ -41,8 +21,6 @@ private enum Harness {
 
 @Suite("Independent parsers read back what was written")
 struct ParserTests {
-    private static let python = repositoryRoot.appendingPathComponent(".venv/bin/python").path
-    private static let fixture = repositoryRoot.appendingPathComponent("Tests/ICalendarTests/Fixtures/parse_feeds.py").path
 
     /// The tricky events plus a bulk of ordinary ones. A literal backslash before an "n" has a
     /// feed of its own: ics-py 0.7.3 decodes the correct `\\n` as a backslash and a newline.
@@ -74,19 +52,14 @@ struct ParserTests {
         return formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
     }
 
-    @Test("icalendar and ical decode every event exactly (byte-equal text, UTC times, categories)")
+    @Test("icalendar and ical decode every event exactly (byte-equal text, UTC times, categories)",
+          .enabled(if: FeedParsers.isInstalled, "needs the venv with icalendar and ical: run scripts/install-deps"))
     func pythonParsers() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python) else {
-            Issue.record("No Python venv at \(Self.python): run scripts/install-deps first (it installs icalendar and ical)")
-            return
-        }
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let written = try Self.writeFeeds(to: directory)
 
-        let result = try run(Self.python, [Self.fixture] + written.keys.sorted())
-        try #require(result.status == 0, "parse_feeds.py failed: \(result.stderr)")
-        let output = try JSONDecoder().decode(ParseOutput.self, from: result.stdout)
+        let output = try FeedParsers.parse(written.keys.sorted())
 
         for (path, events) in written {
             for library in ["icalendar", "ical"] {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 @testable import ICalendar
+import TestSupport
+import Testing
 
 /// Byte-level views of a feed, written independently of the writer's own code.
 enum Feed {
@@ -79,8 +80,7 @@ func sameBytes(_ a: String?, _ b: String?) -> Bool {
 }
 
 /// The repository root, found from this file's path (Tests/ICalendarTests/Support.swift).
-let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot: URL = Repository.root
 
 /// A fresh directory under the system temp directory.
 func makeTemporaryDirectory() throws -> URL {
@@ -90,28 +90,12 @@ func makeTemporaryDirectory() throws -> URL {
     return url
 }
 
-/// Runs a program and returns its exit status, stdout and stderr (stderr through a file, so a
-/// chatty child cannot fill a pipe while we read the other one).
+/// Runs a program (TestSupport's runner).
 func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws
     -> (status: Int32, stdout: Data, stderr: String)
 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let stdout = Pipe()
-    let stderrURL = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: stderrURL) }
-    let stderrHandle = try FileHandle(forWritingTo: stderrURL)
-    process.standardOutput = stdout
-    process.standardError = stderrHandle
-    try process.run()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    try stderrHandle.close()
-    let errors = (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? ""
-    return (process.terminationStatus, output, errors)
+    let result = try Subprocess.run(executable, arguments, environment: environment)
+    return (result.status, result.stdout, result.stderr)
 }
 
 /// Sample data shared by the suites.
@@ -130,7 +114,7 @@ enum Samples {
                       categories: [String] = [], location: String? = nil, url: String? = nil) -> CalendarEvent {
         let start: Int64 = 1_741_118_400 + Int64(index) * 1800
         return CalendarEvent(
-            uid: ProgrammeUID.make(channelID: "daserste.de", start: start, clumpIndex: 0, domain: "tvimport.example"),
+            uid: "daserste.de-\(start)@tvimport.example",
             start: start, end: start + 1800, summary: summary, description: description,
             categories: categories, location: location, url: url,
             stamp: 1_741_000_000, sequence: index % 3)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -284,9 +285,9 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
     }
 
     // 10
-    @Test func feedsParseWithIcalendar() throws {
-        let python = repoRoot.appendingPathComponent(".venv/bin/python").path
-        try #require(FileManager.default.isExecutableFile(atPath: python), "run scripts/install-deps (no \(python))")
+    @Test(.enabled(if: Venv.isInstalled, "needs the venv with icalendar: run scripts/install-deps"))
+    func feedsParseWithIcalendar() throws {
+        let python = Venv.python
         let box = try Sandbox()
         #expect(try box.run([]).status == 0)
         // Expected programmes per channel: unique identities of the bundled sample (all of them lie

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The repository root, from this file's path (Tests/JobTests/Support.swift).
-let repoRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repoRoot: URL = Repository.root
 
 /// The built tvimport binary.
 var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
@@ -44,30 +45,10 @@ final class Sandbox {
             Issue.record("\(BinaryMissing())")
             throw BinaryMissing()
         }
-        let id = UUID().uuidString
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("out-\(id)")
-        let err = FileManager.default.temporaryDirectory.appendingPathComponent("err-\(id)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: exe)
-        p.arguments = args
-        p.currentDirectoryURL = dir
-        var env = ProcessInfo.processInfo.environment
-        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL"] { env[k] = nil }
-        env.merge(extra) { $1 }
-        p.environment = env
-        let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-        p.standardOutput = outHandle
-        p.standardError = errHandle
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        try outHandle.close(); try errHandle.close()
-        return Result(status: p.terminationStatus,
-                      stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                      stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        var env: [String: String?] = ["TVIMPORT_DB": nil, "TVIMPORT_OUTPUT": nil, "TVIMPORT_CACHE": nil, "TVIMPORT_BASE_URL": nil]
+        for (key, value) in extra { env[key] = value }
+        let result = try Subprocess.run(exe, args, in: dir, environment: env)
+        return Result(status: result.status, stdout: result.output, stderr: result.stderr)
     }
 
     /// Every file under `name` (a file or a directory) with its bytes and mtime.

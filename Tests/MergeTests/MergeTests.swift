@@ -4,6 +4,7 @@ import Merge
 import ObjectGraph
 import Testing
 import XMLTV
+import XMLTVImport
 
 @Suite struct MergeTests {
 

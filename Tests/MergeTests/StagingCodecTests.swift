@@ -1,6 +1,7 @@
 import Testing
 import XMLTV
 @testable import Merge
+@testable import XMLTVImport
 
 /// The staging file's records (guides not grouped by channel): every field of a programme comes
 /// back exactly, and a damaged record is an error, never a crash or a wrong programme.

@@ -3,6 +3,7 @@ import Listings
 import Merge
 import ObjectGraph
 import XMLTV
+import XMLTVImport
 
 /// 2030-01-01T00:00:00Z: every test guide lies around this instant.
 let base: Int64 = 1_893_456_000

@@ -3,6 +3,7 @@ import Listings
 import Merge
 import ObjectGraph
 import Testing
+import XMLTVImport
 
 /// A change file reads only the programmes an import wrote (`TouchedObjectsObserver`): it must
 /// say exactly what the full diff of the two databases says.

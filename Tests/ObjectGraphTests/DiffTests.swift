@@ -5,7 +5,7 @@ import Testing
 
 // MARK: - Fixtures
 
-/// Seed 000's Person/Address model as a module: a person owns addresses (cascade), an address
+/// the design's (docs/design.md#model-driven-diff) Person/Address model as a module: a person owns addresses (cascade), an address
 /// points back (nullify) and to a country (nullify, a root of its own).
 enum People {
     static let module = ModelModule("People", entities: [
@@ -103,11 +103,11 @@ func roundTrip(_ document: ChangeDocument) throws -> ChangeDocument {
 /// Every diff test, under one name: `swift test --filter DiffTests`.
 @Suite struct DiffTests {}
 
-// MARK: - Seed 000
+// MARK: - The design's diff example (docs/design.md#model-driven-diff)
 
 extension DiffTests {
     @Suite struct Seed {
-        /// Seed 000's sets: address 123 changes city, 567 is added; 999 is removed. The person's
+        /// the design's (docs/design.md#model-driven-diff) sets: address 123 changes city, 567 is added; 999 is removed. The person's
         /// addresses point back to it (nullify): the walk does not follow that edge back.
         @Test func seedExampleAddressesMatchedByGuid() throws {
             let a = try People.store(), b = try People.store()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import ObjectGraph
 
-/// Seed 004's Song/Artist split into two modules, each with a placeholder of the other's entity.
+/// the design's (docs/design.md#models-from-modules) Song/Artist split into two modules, each with a placeholder of the other's entity.
 enum Music {
     static let songs = ModelModule("Songs", entities: [
         EntityDescription("Song", attributes: [

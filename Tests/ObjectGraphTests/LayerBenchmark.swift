@@ -57,7 +57,7 @@ import Testing
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    @Test(.enabled(if: ProcessInfo.processInfo.environment["TVIMPORT_BENCH"] == "1"))
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["TVIMPORT_BENCH"] == "1", "opt-in benchmark: set TVIMPORT_BENCH=1"))
     func layerAgainstRawGRDB() throws {
         let entity = try ObjectModel(merging: [Self.module]).requireEntity("Programme")
         let keys = entity.rowKeys

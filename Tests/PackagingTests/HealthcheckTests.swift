@@ -5,7 +5,7 @@ import Testing
 @Suite struct HealthcheckTests {
     let healthcheck = repoRoot.appendingPathComponent("Schedules/healthcheck").path
 
-    func check(_ database: URL, _ extra: [String: String] = [:]) throws -> ProcessResult {
+    func check(_ database: URL, _ extra: [String: String] = [:]) throws -> RunResult {
         try run(healthcheck, [database.path], environment: ["TVIMPORT_BIN": tvimportBinary.path].merging(extra) { _, new in new })
     }
 
@@ -75,8 +75,9 @@ import Testing
         #expect(try check(database, ["TVIMPORT_HEALTH_LOCK_WAIT": "0"]).status == 0, "unlocked now")
     }
 
-    @Test func theScriptsArePOSIXShell() throws {
-        guard let dash = which("dash") ?? which("sh") else { return }
+    @Test(.enabled(if: which("dash") ?? which("sh") != nil, "needs dash or sh"))
+    func theScriptsArePOSIXShell() throws {
+        let dash = try #require(which("dash") ?? which("sh"))
         for script in ["Schedules/healthcheck", "Schedules/container-nightly"] {
             let result = try run(dash, ["-n", repoRoot.appendingPathComponent(script).path])
             #expect(result.status == 0, "\(script): \(result.output)")

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The package's root directory (this file is Tests/PackagingTests/Support.swift).
-let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repoRoot = Repository.root
 
 /// The debug binary that `swift test` has just built (every product is built before the tests run).
 let tvimportBinary = repoRoot.appendingPathComponent(".build/debug/tvimport")
@@ -11,55 +12,22 @@ func repoFile(_ path: String) throws -> String {
     try String(contentsOf: repoRoot.appendingPathComponent(path), encoding: .utf8)
 }
 
-struct ProcessResult {
+/// A program on PATH (or in the system directories), or nil.
+func which(_ name: String) -> String? { Tool.path(name) ?? ["/usr/sbin", "/sbin"].lazy.map { "\($0)/\(name)" }.first(where: Tool.isInstalled) }
+
+struct RunResult {
     var status: Int32
     var stdout: String
     var stderr: String
     var output: String { stdout + stderr }
 }
 
-/// A program on PATH (or nil), found the way a shell would.
-func which(_ name: String) -> String? {
-    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-    let dirs = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/sbin"]
-    for dir in dirs {
-        let candidate = "\(dir)/\(name)"
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-    }
-    return nil
-}
-
-/// Runs a real program; stdout and stderr go through files, so large outputs cannot block it.
+/// Runs a real program (TestSupport's runner).
 @discardableResult
 func run(_ executable: String, _ arguments: [String], in directory: URL? = nil,
-         environment extra: [String: String] = [:], stdin: String? = nil) throws -> ProcessResult {
-    let scratch = try temporaryDirectory()
-    defer { try? FileManager.default.removeItem(at: scratch) }
-    let out = scratch.appendingPathComponent("stdout"), err = scratch.appendingPathComponent("stderr")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable.contains("/") ? executable : (which(executable) ?? executable))
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = directory }
-    process.environment = ProcessInfo.processInfo.environment.merging(extra) { _, new in new }
-    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-    process.standardOutput = outHandle
-    process.standardError = errHandle
-    if let stdin {
-        let input = scratch.appendingPathComponent("stdin")
-        try stdin.write(to: input, atomically: true, encoding: .utf8)
-        process.standardInput = try FileHandle(forReadingFrom: input)
-    } else {
-        process.standardInput = FileHandle.nullDevice
-    }
-    try process.run()
-    process.waitUntilExit()
-    try outHandle.close()
-    try errHandle.close()
-    return ProcessResult(status: process.terminationStatus,
-                         stdout: try String(contentsOf: out, encoding: .utf8),
-                         stderr: try String(contentsOf: err, encoding: .utf8))
+         environment extra: [String: String] = [:], stdin: String? = nil) throws -> RunResult {
+    let result = try Subprocess.run(which(executable) ?? executable, arguments, in: directory, environment: extra, input: stdin)
+    return RunResult(status: result.status, stdout: result.output, stderr: result.stderr)
 }
 
 func temporaryDirectory() throws -> URL {

@@ -1,13 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
-
-private let sharedGeneratorExists = FileManager.default.fileExists(
-    atPath: repoRoot.appendingPathComponent("../shared/tools/xmltvgen.py").standardizedFileURL.path)
 
 /// The quick version of scripts/crash-test: a few SIGKILLs of a running import (and of a whole
 /// `run`, import and export), each leaving an intact database in the state before or after it.
 /// It generates its guides with `../shared/tools/xmltvgen.py`: without it the suite is skipped.
-@Suite(.serialized, .enabled(if: sharedGeneratorExists, "../shared/tools/xmltvgen.py is missing"))
+@Suite(.serialized, .enabled(if: Shared.hasGenerator, "needs ../shared/tools/xmltvgen.py and python3"))
 struct CrashTests {
 
     func crashTest(_ args: [String]) throws -> Outcome {

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// The repository root, from this file's path (Tests/ReliabilityTests/Support.swift).
-let repoRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repoRoot: URL = Repository.root
 
 /// The built tvimport binary (the debug build that `swift test` makes).
 var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
@@ -22,47 +23,14 @@ struct BinaryMissing: Error, CustomStringConvertible {
     var description: String { "tvimport binary not found at \(binaryPath): run `swift build` first" }
 }
 
-/// Runs `executable` with `args` in `directory`, killing it after `timeout` seconds. Output goes to
-/// files, so that no pipe can fill up.
+/// Runs `executable` with `args` in `directory`, killing it after `timeout` seconds (TestSupport's
+/// runner), without the TVIMPORT_* variables of the caller's environment.
 func runProcess(_ executable: String, _ args: [String], in directory: URL, timeout: Double = 600,
                 environment: [String: String] = [:]) throws -> Outcome {
-    let id = UUID().uuidString
-    let tmp = FileManager.default.temporaryDirectory
-    let out = tmp.appendingPathComponent("rel-out-\(id)"), err = tmp.appendingPathComponent("rel-err-\(id)")
-    FileManager.default.createFile(atPath: out.path, contents: nil)
-    FileManager.default.createFile(atPath: err.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: executable)
-    p.arguments = args
-    p.currentDirectoryURL = directory
-    var env = ProcessInfo.processInfo.environment
-    for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL"] { env[k] = nil }
-    env.merge(environment) { $1 }
-    p.environment = env
-    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-    p.standardOutput = outHandle
-    p.standardError = errHandle
-    p.standardInput = FileHandle.nullDevice
-    let start = Date()
-    try p.run()
-    var timedOut = false
-    while p.isRunning {
-        if Date().timeIntervalSince(start) > timeout {
-            timedOut = true
-            kill(p.processIdentifier, SIGKILL)
-            break
-        }
-        usleep(5_000)
-    }
-    p.waitUntilExit()
-    let seconds = Date().timeIntervalSince(start)
-    try outHandle.close(); try errHandle.close()
-    let status: Int32? = timedOut ? nil
-        : p.terminationReason == .uncaughtSignal ? 128 + p.terminationStatus : p.terminationStatus
-    return Outcome(status: status, seconds: seconds,
-                   stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                   stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    var env: [String: String?] = ["TVIMPORT_DB": nil, "TVIMPORT_OUTPUT": nil, "TVIMPORT_CACHE": nil, "TVIMPORT_BASE_URL": nil]
+    for (key, value) in environment { env[key] = value }
+    let result = try Subprocess.run(executable, args, in: directory, environment: env, timeout: timeout)
+    return Outcome(status: result.exitStatus, seconds: result.seconds, stdout: result.output, stderr: result.stderr)
 }
 
 /// A temporary `guard/work` pair: tvimport runs in `work`; anything that appears in `guard` or in

@@ -1,12 +1,14 @@
 import Foundation
+import TestSupport
 import Testing
 import XMLTV
 
-/// The real-world files in ../shared/fixtures/xmltv (see its MANIFEST.tsv); skipped when absent.
-@Suite struct SharedFixtureTests {
-    let directory = Fixture.sharedDirectory()
+/// The real-world files in ../shared/fixtures/xmltv (see its MANIFEST.tsv).
+@Suite(.enabled(if: Shared.hasFixtures, "needs ../shared/fixtures/xmltv beside the repository"))
+struct SharedFixtureTests {
+    let directory = URL(fileURLWithPath: Shared.fixtures)
 
-    func path(_ name: String) -> String? { directory?.appendingPathComponent(name).path }
+    func path(_ name: String) -> String { Shared.fixture(name) }
 
     /// Groups by channel and normalises each, as the importer will.
     func normalised(_ result: ReadResult) -> (programmes: [String: [XMLTVProgramme]], warnings: [XMLTVWarning]) {
@@ -23,7 +25,6 @@ import XMLTV
     }
 
     @Test func everyFileReadsWithoutCrashing() throws {
-        guard let directory else { return }
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
         let xml = names.filter { $0.hasSuffix(".xml") || $0.hasSuffix(".gz") || $0.hasSuffix(".expected") }
         #expect(xml.count > 40)
@@ -40,7 +41,7 @@ import XMLTV
     }
 
     @Test func brokenFileNamesFileAndLine() throws {
-        guard let file = path("ektotv_broken.xml") else { return }
+        let file = path("ektotv_broken.xml")
         let error = try #require(readError(file))
         #expect(error.file == file)
         #expect(error.line == 9)
@@ -48,7 +49,8 @@ import XMLTV
     }
 
     @Test func emptyDocumentsGiveNothing() throws {
-        guard let empty = path("xmltv_t_empty.xml"), let channelsOnly = path("ektotv_channel-only.xml") else { return }
+        let empty = path("xmltv_t_empty.xml")
+        let channelsOnly = path("ektotv_channel-only.xml")
         let e = try readAll(empty)
         #expect(e.channels.isEmpty && e.programmes.isEmpty)
         let c = try readAll(channelsOnly)
@@ -56,14 +58,15 @@ import XMLTV
     }
 
     @Test func latin1Fixtures() throws {
-        guard let livre = path("xmltv_t_test_livre.xml") else { return }
+        let livre = path("xmltv_t_test_livre.xml")
         let result = try readAll(livre)
         #expect(result.programmes.first?.titles.first?.text.contains("£") == true)
     }
 
     @Test func gzipFixtures() throws {
-        guard let gz = path("iptvorg_test_gzip_guide.xml.gz"), let big = path("iptvorg_epg.iptvx.one.xml.gz"),
-              let plain = path("iptvorg_epg.iptvx.one.xml") else { return }
+        let gz = path("iptvorg_test_gzip_guide.xml.gz")
+        let big = path("iptvorg_epg.iptvx.one.xml.gz")
+        let plain = path("iptvorg_epg.iptvx.one.xml")
         #expect(try XMLTVReader(path: gz).isGzip)
         let small = try readAll(gz)
         #expect(small.channels.contains { $0.id == "Channel4.us@HD" })
@@ -72,7 +75,7 @@ import XMLTV
     }
 
     @Test func whitespaceCopiesAreExactDuplicates() throws {
-        guard let file = path("xmltv_t_whitespace.xml") else { return }
+        let file = path("xmltv_t_whitespace.xml")
         let result = try readAll(file)
         #expect(result.programmes.count == 5)
         let (out, warnings) = ScheduleNormaliser.normalise(result.programmes, channel: "foo.tv")
@@ -84,7 +87,7 @@ import XMLTV
     }
 
     @Test func overlapFixtureLikeTvSort() throws {
-        guard let file = path("xmltv_t_overlap.xml") else { return }
+        let file = path("xmltv_t_overlap.xml")
         let n = normalised(try readAll(file))
         // Same-start pairs tv_sort calls overlaps (A/C, G/H, J/K) are duplicates of one identity here;
         // the zero-length programme inside the hour is reported like tv_sort does.
@@ -97,7 +100,8 @@ import XMLTV
     }
 
     @Test func clumpFixtures() throws {
-        guard let file = path("xmltv_t_clump.xml"), let three = path("xmltv_t_clump_extract_1.xml") else { return }
+        let file = path("xmltv_t_clump.xml")
+        let three = path("xmltv_t_clump_extract_1.xml")
         let result = try readAll(file)
         #expect(result.programmes.map(\.clumpIndex) == [0, 1])
         let n = normalised(result)
@@ -108,7 +112,7 @@ import XMLTV
     }
 
     @Test func kitchenSinkFixture() throws {
-        guard let file = path("xmltv_t_test.xml") else { return }
+        let file = path("xmltv_t_test.xml")
         let result = try readAll(file)
         let numbers = result.programmes.flatMap(\.episodeNumbers).filter { $0.system == "xmltv_ns" }
         #expect(numbers.contains { $0.raw == "2 . 9 . 0/1" && $0.season == 3 && $0.episode == 10 && $0.part == 1 })
@@ -117,9 +121,10 @@ import XMLTV
     }
 
     @Test func unknownElementsAreIgnored() throws {
-        guard let base = path("jellyfin_livetv_etag-base.xml"), let extra = path("jellyfin_livetv_etag-unknown-field.xml"),
-              let reordered = path("jellyfin_livetv_etag-reordered.xml"), let title = path("jellyfin_livetv_etag-title-change.xml")
-        else { return }
+        let base = path("jellyfin_livetv_etag-base.xml")
+        let extra = path("jellyfin_livetv_etag-unknown-field.xml")
+        let reordered = path("jellyfin_livetv_etag-reordered.xml")
+        let title = path("jellyfin_livetv_etag-title-change.xml")
         func strip(_ r: ReadResult) -> [XMLTVProgramme] { r.programmes.map { var p = $0; p.line = 0; p.sourceHash = nil; return p } }
         let a = strip(try readAll(base))
         #expect(a == strip(try readAll(extra)))
@@ -128,7 +133,7 @@ import XMLTV
     }
 
     @Test func noTitleAndEmptyAttributes() throws {
-        guard let file = path("jellyfin_livetv_notitle.xml") else { return }
+        let file = path("jellyfin_livetv_notitle.xml")
         let result = try readAll(file)
         #expect(result.programmes.count == 1)
         #expect(result.programmes.first?.icons == [Icon(src: "https://domain.tld/image.png")])
@@ -137,7 +142,7 @@ import XMLTV
     }
 
     @Test func freeviewBeforeDSTEnd() throws {
-        guard let file = path("freeview_ie_2025-10-25T1606.xml") else { return }
+        let file = path("freeview_ie_2025-10-25T1606.xml")
         let result = try readAll(file)
         #expect(result.channels.count == 9)
         #expect(result.programmes.count == 2072)
@@ -158,7 +163,7 @@ import XMLTV
     }
 
     @Test func freeviewAfterDSTEnd() throws {
-        guard let file = path("freeview_ie_2025-10-26T0027.xml") else { return }
+        let file = path("freeview_ie_2025-10-26T0027.xml")
         let result = try readAll(file)
         #expect(result.channels.count == 9)
         #expect(result.programmes.count == 2045)

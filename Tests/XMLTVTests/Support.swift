@@ -43,13 +43,6 @@ enum Fixture {
         process.waitUntilExit()
         return out
     }
-
-    /// The shared real-world fixtures: `#filePath` -> repo root -> ../shared/fixtures/xmltv.
-    static func sharedDirectory(file: String = #filePath) -> URL? {
-        let root = URL(fileURLWithPath: file).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let url = root.deletingLastPathComponent().appendingPathComponent("shared/fixtures/xmltv")
-        return FileManager.default.fileExists(atPath: url.path) ? url : nil
-    }
 }
 
 func readAll(_ path: String, options: XMLTVReaderOptions = .init()) throws -> ReadResult {

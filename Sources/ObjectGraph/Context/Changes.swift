@@ -1,7 +1,10 @@
 /// Identifies a stored object: its entity and its row.
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
+    /// The entity's name (the concrete entity, not its root).
     public let entity: String
+    /// The object's row in its entity's table.
     public let rowID: Int64
+    /// An object id from its entity name and row.
     public init(entity: String, rowID: Int64) {
         self.entity = entity
         self.rowID = rowID
@@ -9,6 +12,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(entity)#\(rowID)" }
 }
 
+/// What happened to an object.
 public enum ChangeKind: String, Sendable, Codable {
     case insert, update, delete
 }
@@ -18,7 +22,9 @@ public enum ChangeKind: String, Sendable, Codable {
 /// Values are kept as the arrays the context already has (a row in `changedKeys` order), so that
 /// recording a bulk insert costs no dictionary; the dictionaries are built only when asked for.
 public struct ObjectChange: Sendable {
+    /// Inserted, updated or deleted.
     public let kind: ChangeKind
+    /// The object that changed.
     public let id: ObjectID
     /// Insert: every key set; update: the keys that changed; delete: every key.
     public let changedKeys: [String]
@@ -43,7 +49,9 @@ public struct ObjectChange: Sendable {
     /// Insert: every value; update: new values of the changed keys.
     public var newValues: [String: Value] { Self.dictionary(changedKeys, new) }
 
+    /// The value of `key` before the change, if the change recorded it.
     public func oldValue(_ key: String) -> Value? { changedKeys.firstIndex(of: key).flatMap { $0 < old.count ? old[$0] : nil } }
+    /// The value of `key` after the change, if the change recorded it.
     public func newValue(_ key: String) -> Value? { changedKeys.firstIndex(of: key).flatMap { $0 < new.count ? new[$0] : nil } }
 
     private static func dictionary(_ keys: [String], _ values: [Value]) -> [String: Value] {
@@ -53,21 +61,30 @@ public struct ObjectChange: Sendable {
     }
 }
 
-/// Members added to and removed from one to-many relationship of one object (seed 002).
+/// Members added to and removed from one to-many relationship of one object (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed).
 public struct RelationshipChange: Sendable {
+    /// The object whose relationship changed.
     public let owner: ObjectID
+    /// The to-many relationship's name.
     public let relationship: String
+    /// Members added.
     public var added: [ObjectID]
+    /// Members removed.
     public var removed: [ObjectID]
 }
 
-/// The changes processed together: what an observer receives (seed 003).
+/// The changes processed together: what an observer receives (docs/design.md#observers-the-parent-watching-its-children).
 public struct ChangeBatch: Sendable {
+    /// Objects inserted, in the order they were.
     public internal(set) var inserted: [ObjectChange] = []
+    /// Objects updated, with the keys that changed.
     public internal(set) var updated: [ObjectChange] = []
+    /// Objects deleted, with their last values.
     public internal(set) var deleted: [ObjectChange] = []
+    /// Members added to and removed from to-many relationships.
     public internal(set) var relationshipChanges: [RelationshipChange] = []
 
+    /// True when the batch holds no change.
     public var isEmpty: Bool {
         inserted.isEmpty && updated.isEmpty && deleted.isEmpty && relationshipChanges.isEmpty
     }
@@ -77,26 +94,34 @@ public struct ChangeBatch: Sendable {
 
 /// Counts per entity of one save.
 public struct EntityCounts: Sendable, Hashable, Codable {
+    /// Objects inserted.
     public var inserted = 0
+    /// Objects updated.
     public var updated = 0
+    /// Objects deleted.
     public var deleted = 0
+    /// No change yet.
     public init() {}
 }
 
 /// What a transaction changed, in numbers.
 public struct ChangeSummary: Sendable {
+    /// Counts per entity name.
     public var counts: [String: EntityCounts] = [:]
+    /// No change yet.
     public init() {}
+    /// The counts of one entity (zero when it did not change).
     public subscript(entity: String) -> EntityCounts { counts[entity] ?? EntityCounts() }
+    /// True when the batch holds no change.
     public var isEmpty: Bool { counts.values.allSatisfy { $0.inserted == 0 && $0.updated == 0 && $0.deleted == 0 } }
 }
 
-/// Receives a context's changes (seed 003): as they are processed, inside the transaction, where
+/// Receives a context's changes (docs/design.md#observers-the-parent-watching-its-children): as they are processed, inside the transaction, where
 /// it may make further changes (to keep aggregates current), and after a successful save.
 public protocol ContextObserver: AnyObject, Sendable {
     /// Which changes this observer reads. A context records a change only when some observer
     /// wants it: a bulk import of children nobody watches (a programme's credits) then costs no
-    /// bookkeeping at all (seed 002: fetch, and keep, no more than needed).
+    /// bookkeeping at all (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed: fetch, and keep, no more than needed).
     func observedChanges(in model: ObjectModel) -> ObservedChanges
     func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws
     func contextDidSave(_ summary: ChangeSummary)
@@ -112,11 +137,13 @@ public struct ObservedChanges: Sendable {
     /// To-many relationships as "Owner.relationship", for example "Channel.programmes".
     public var relationships: Set<String>?
 
+    /// The entities and to-many relationships to report; nil for all of them.
     public init(entities: Set<String>?, relationships: Set<String>?) {
         self.entities = entities
         self.relationships = relationships
     }
 
+    /// Every change of every entity and relationship.
     public static let everything = ObservedChanges(entities: nil, relationships: nil)
 
     func wants(entity: String) -> Bool { entities?.contains(entity) ?? true }
@@ -124,7 +151,10 @@ public struct ObservedChanges: Sendable {
 }
 
 extension ContextObserver {
+    /// By default an observer sees everything.
     public func observedChanges(in model: ObjectModel) -> ObservedChanges { .everything }
+    /// By default nothing happens after a commit.
     public func contextDidSave(_ summary: ChangeSummary) {}
+    /// By default nothing happens after a rollback.
     public func contextDidRollBack() {}
 }

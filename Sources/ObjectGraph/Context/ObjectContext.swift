@@ -4,8 +4,11 @@ import GRDBSQLite
 
 /// A stored object as fetched: its id and the values of the keys asked for.
 public struct FetchedObject: Sendable {
+    /// The object's id.
     public let id: ObjectID
+    /// Which keys `values` holds, in which order.
     public let layout: FetchLayout
+    /// The fetched values, in `layout.keys` order.
     public let values: [Value]
 
     /// The value of an attribute, or of a to-one relationship as `.integer(rowID)`; `.null` if the
@@ -24,7 +27,9 @@ public struct FetchedObject: Sendable {
 
 /// The shape of fetched rows: which keys, in which order. Shared by every row of one fetch.
 public final class FetchLayout: Sendable {
+    /// The entity fetched.
     public let entity: Entity
+    /// The keys fetched, in the order of each row's values.
     public let keys: [String]
     let index: [String: Int]
     let types: [AttributeType?]
@@ -65,6 +70,7 @@ public final class ObjectCursor {
         if !done { sqlite3_reset(handle) }
     }
 
+    /// The next object, or nil after the last one.
     public func next() throws -> FetchedObject? {
         try step() ? current() : nil
     }
@@ -100,6 +106,7 @@ public final class ObjectCursor {
         return FetchedObject(id: ObjectID(entity: entityName, rowID: rowID), layout: layout, values: values)
     }
 
+    /// Calls `body` with each remaining object.
     public func forEach(_ body: (FetchedObject) throws -> Void) throws {
         while let object = try next() { try body(object) }
     }
@@ -109,8 +116,9 @@ public final class ObjectCursor {
 ///
 /// Changes are written through to SQLite at once (so a guide of any size never has to fit in
 /// memory) and recorded in a change set that observers receive each time
-/// `processPendingChanges()` runs (seed 003) and, in counts, after the save.
+/// `processPendingChanges()` runs (docs/design.md#observers-the-parent-watching-its-children) and, in counts, after the save.
 public final class ObjectContext {
+    /// The model of the context's store.
     public let model: ObjectModel
     let db: Database
     let observers: [any ContextObserver]
@@ -198,6 +206,7 @@ public final class ObjectContext {
         return all
     }
 
+    /// The first object of `entityName` matching `predicate`, or nil.
     public func first(_ entityName: String, where predicate: ObjectPredicate = .all, keys: [String]? = nil) throws -> FetchedObject? {
         try fetch(entityName, where: predicate, keys: keys, limit: 1).next()
     }
@@ -240,6 +249,7 @@ public final class ObjectContext {
 
     private var objectQueries: [ObjectQueryKey: ObjectQuery] = [:]
 
+    /// How many objects of `entityName` match `predicate` (counted by SQLite).
     public func count(_ entityName: String, where predicate: ObjectPredicate = .all) throws -> Int {
         try flushInserts()
         let entity = try model.requireEntity(entityName)
@@ -592,7 +602,7 @@ public final class ObjectContext {
         }
     }
 
-    // MARK: To-many mutations (seed 002)
+    // MARK: To-many mutations (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed)
 
     /// Adds objects to a to-many relationship; each is taken from its previous owner, if any.
     public func add(_ members: [ObjectID], to relationshipName: String, of owner: ObjectID) throws {

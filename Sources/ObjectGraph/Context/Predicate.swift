@@ -8,7 +8,7 @@ public enum Comparison: String, Sendable {
     case greaterOrEqual = ">="
 }
 
-/// A filter on objects of one entity, compiled to SQL so that SQLite does the filtering (seed 002:
+/// A filter on objects of one entity, compiled to SQL so that SQLite does the filtering (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed:
 /// fetch no more than needed). Keys are attribute names or to-one relationship names; a to-one
 /// relationship compares with the related object's row id.
 public indirect enum ObjectPredicate: Sendable {
@@ -64,8 +64,11 @@ public indirect enum ObjectPredicate: Sendable {
 /// One sort key. Text sorts by UTF-8 bytes (SQLite's BINARY collation), exactly like
 /// `Value.compare`, which the merge relies on.
 public struct SortKey: Sendable {
+    /// The attribute to sort by.
     public var key: String
+    /// Smallest first when true.
     public var ascending: Bool
+    /// Sorts by `key`.
     public init(_ key: String, ascending: Bool = true) {
         self.key = key
         self.ascending = ascending

@@ -1,4 +1,4 @@
-/// The model-driven diff of two object graphs (seed 000), generic over the entity model.
+/// The model-driven diff of two object graphs (docs/design.md#model-driven-diff), generic over the entity model.
 ///
 /// - Objects are matched by their entity's identifier keys; a to-one key is rendered through the
 ///   related object's own identifier, recursively, so row ids (which differ between databases)
@@ -305,8 +305,8 @@ final class Walker {
         var attributes: [String: AttributeChange] = [:]
         for a in schema.attributes(entity) {
             let ov = o?[a.name] ?? .null, nv = n?[a.name] ?? .null
-            // Insert and delete: every non-null value (an absent attribute was null, seed 000's
-            // NSNull == NSNull); update: what changed.
+            // Insert and delete: every non-null value (an absent attribute was null,
+            // docs/design.md#model-driven-diff); update: what changed.
             if ov != nv { attributes[a.name] = AttributeChange(old: ov, new: nv) }
         }
 

@@ -68,7 +68,7 @@ public struct RelationshipDiff: Sendable, Codable, Equatable {
     }
 }
 
-/// The change of one object (seed 000's diff node), with its owned members' changes nested.
+/// The change of one object (the design's (docs/design.md#model-driven-diff) diff node), with its owned members' changes nested.
 ///
 /// - insert: every attribute whose value is not null (old `null`), every reference as `added`,
 ///   every owned member as an insert — enough to create the object elsewhere.
@@ -78,7 +78,7 @@ public struct RelationshipDiff: Sendable, Codable, Equatable {
 /// - update: only the attributes and references that changed, and the members that changed.
 ///
 /// In an insert or a delete, an attribute that the diff compares but the node does not list was
-/// null (as in seed 000, where equal values, NSNull included, are left out).
+/// null (as in docs/design.md#model-driven-diff, where equal values, NSNull included, are left out).
 public struct ObjectDiff: Sendable, Codable, Equatable {
     public typealias Kind = ChangeKind
 

@@ -11,13 +11,18 @@ public enum DeleteRule: String, Sendable, Codable {
 
 /// The declaration of an attribute, as a module writes it.
 public struct AttributeDescription: Sendable, Hashable {
+    /// The name.
     public var name: String
+    /// The value type.
     public var type: AttributeType
+    /// Whether it may be null.
     public var isOptional: Bool
+    /// The value of a new object that does not set it.
     public var defaultValue: Value
     /// Free-form metadata, like Core Data's userInfo (for example `diff: exclude`).
     public var userInfo: [String: String]
 
+    /// An attribute: `AttributeDescription("title", .string, optional: false)`.
     public init(_ name: String, _ type: AttributeType, optional: Bool = true, default defaultValue: Value = .null,
                 userInfo: [String: String] = [:]) {
         self.name = name
@@ -30,14 +35,22 @@ public struct AttributeDescription: Sendable, Hashable {
 
 /// The declaration of a relationship, as a module writes it.
 public struct RelationshipDescription: Sendable, Hashable {
+    /// The name.
     public var name: String
+    /// The destination entity's name.
     public var destination: String
+    /// The inverse relationship's name on the destination, if any.
     public var inverse: String?
+    /// Whether it holds many destination objects.
     public var isToMany: Bool
+    /// What deleting the source does to the destination objects.
     public var deleteRule: DeleteRule
+    /// Whether it may be null.
     public var isOptional: Bool
+    /// Free-form metadata.
     public var userInfo: [String: String]
 
+    /// A relationship; see also `toOne` and `toMany`.
     public init(_ name: String, destination: String, inverse: String?, toMany: Bool, deleteRule: DeleteRule,
                 optional: Bool = true, userInfo: [String: String] = [:]) {
         self.name = name
@@ -49,12 +62,14 @@ public struct RelationshipDescription: Sendable, Hashable {
         self.userInfo = userInfo
     }
 
+    /// A to-one relationship: `.toOne("artist", "Artist", inverse: "songs")`.
     public static func toOne(_ name: String, _ destination: String, inverse: String?, deleteRule: DeleteRule = .nullify,
                              optional: Bool = true, userInfo: [String: String] = [:]) -> Self {
         .init(name, destination: destination, inverse: inverse, toMany: false, deleteRule: deleteRule,
               optional: optional, userInfo: userInfo)
     }
 
+    /// A to-many relationship: `.toMany("songs", "Song", inverse: "artist", deleteRule: .cascade)`.
     public static func toMany(_ name: String, _ destination: String, inverse: String?, deleteRule: DeleteRule,
                               userInfo: [String: String] = [:]) -> Self {
         .init(name, destination: destination, inverse: inverse, toMany: true, deleteRule: deleteRule, userInfo: userInfo)
@@ -68,13 +83,20 @@ public struct RelationshipDescription: Sendable, Hashable {
 /// `overwrite` the attributes an import may overwrite (its whitelist), `placeholder` marks a
 /// stand-in for an entity that another module defines.
 public struct EntityDescription: Sendable, Hashable {
+    /// The name.
     public var name: String
+    /// The parent entity's name, for single-table inheritance.
     public var parent: String?
+    /// Whether objects of exactly this entity cannot be inserted.
     public var isAbstract: Bool
+    /// The attributes this declaration adds.
     public var attributes: [AttributeDescription]
+    /// The relationships this declaration adds.
     public var relationships: [RelationshipDescription]
+    /// Free-form metadata.
     public var userInfo: [String: String]
 
+    /// An entity; `identifier` names the keys that identify an object, `overwritable` the attributes a merge may update.
     public init(_ name: String, parent: String? = nil, abstract: Bool = false, placeholder: Bool = false,
                 identifier: [String]? = nil, overwritable: [String]? = nil,
                 attributes: [AttributeDescription] = [], relationships: [RelationshipDescription] = [],
@@ -98,13 +120,17 @@ public struct EntityDescription: Sendable, Hashable {
         .init(name, placeholder: true, attributes: attributes, relationships: relationships)
     }
 
+    /// Whether this declaration stands in for an entity another module defines.
     public var isPlaceholder: Bool { userInfo[UserInfoKey.placeholder] == "true" }
 }
 
 /// The userInfo keys the generic machinery reads.
 public enum UserInfoKey {
+    /// The comma-separated identifier keys.
     public static let identifier = "id"
+    /// The comma-separated attributes a merge may overwrite.
     public static let overwrite = "overwrite"
+    /// `true` on a placeholder declaration.
     public static let placeholder = "placeholder"
     /// On an attribute: `true` gives it an SQL index (for fetches and deletes by that key).
     public static let index = "index"
@@ -112,11 +138,14 @@ public enum UserInfoKey {
     public static let diff = "diff"
 }
 
-/// A named, self-contained piece of a model (seed 004).
+/// A named, self-contained piece of a model (docs/design.md#models-from-modules).
 public struct ModelModule: Sendable, Hashable {
+    /// The name.
     public var name: String
+    /// The entity declarations, placeholders included.
     public var entities: [EntityDescription]
 
+    /// A module: `ModelModule("Songs", entities: [...])`.
     public init(_ name: String, entities: [EntityDescription]) {
         self.name = name
         self.entities = entities

@@ -1,5 +1,6 @@
 /// One problem found while merging modules, naming the modules involved.
 public struct ModelProblem: Sendable, Hashable, CustomStringConvertible {
+    /// The kind of problem.
     public enum Kind: String, Sendable {
         case nameCollision = "name collision"
         case unresolvedDestination = "unresolved destination"
@@ -12,8 +13,11 @@ public struct ModelProblem: Sendable, Hashable, CustomStringConvertible {
         case invalidName = "invalid name"
         case unsupported = "unsupported"
     }
+    /// What went wrong.
     public let kind: Kind
+    /// A sentence naming the entity and property.
     public let message: String
+    /// The modules involved.
     public let modules: [String]
 
     public var description: String { "\(kind.rawValue): \(message)" }
@@ -21,6 +25,7 @@ public struct ModelProblem: Sendable, Hashable, CustomStringConvertible {
 
 /// A model that could not be built, with every problem at once.
 public struct ModelError: Error, Sendable, CustomStringConvertible {
+    /// Every problem found, not only the first.
     public let problems: [ModelProblem]
     public var description: String {
         "the entity model is invalid (\(problems.count) problem\(problems.count == 1 ? "" : "s")):\n"
@@ -29,7 +34,7 @@ public struct ModelError: Error, Sendable, CustomStringConvertible {
 }
 
 extension ObjectModel {
-    /// Merges modules into one model (seed 004): placeholders are dropped, the attributes and
+    /// Merges modules into one model (docs/design.md#models-from-modules): placeholders are dropped, the attributes and
     /// relationships they carry are united into the real entity, and destinations, inverses and
     /// sub-entities are resolved by name. Every problem is collected before failing, so a user
     /// fixing a config file sees them all at once.

@@ -1,10 +1,16 @@
 /// An attribute of a resolved entity, with the module it came from.
 public struct Attribute: Sendable, Hashable {
+    /// The name.
     public let name: String
+    /// The value type.
     public let type: AttributeType
+    /// Whether it may be null.
     public let isOptional: Bool
+    /// The value of a new object that does not set it.
     public let defaultValue: Value
+    /// Free-form metadata from its declaration.
     public let userInfo: [String: String]
+    /// The module that declared it.
     public let module: String
     /// The entity that declares it (an ancestor for inherited attributes).
     public let declaringEntity: String
@@ -15,19 +21,29 @@ public struct Attribute: Sendable, Hashable {
 
 /// A relationship of a resolved entity, with the module it came from.
 public struct Relationship: Sendable, Hashable {
+    /// The name.
     public let name: String
+    /// The destination entity's name.
     public let destination: String
+    /// The inverse relationship's name, if any.
     public let inverse: String?
+    /// Whether it holds many destination objects.
     public let isToMany: Bool
+    /// What deleting the source does to the destination objects.
     public let deleteRule: DeleteRule
+    /// Whether it may be null.
     public let isOptional: Bool
+    /// Free-form metadata from its declaration.
     public let userInfo: [String: String]
+    /// The module that declared it.
     public let module: String
+    /// The entity that declares it (an ancestor for inherited relationships).
     public let declaringEntity: String
     /// Whether this side holds the SQL foreign key column (every to-one whose inverse is to-many
     /// or absent, and the owned side of a one-to-one).
     public let storesForeignKey: Bool
 
+    /// Whether diffs and change reports leave it out (`diff: exclude` in its userInfo).
     public var isExcludedFromDiff: Bool { userInfo[UserInfoKey.diff] == "exclude" }
     /// An owning relationship: its destination objects belong to the source (cascade).
     public var isOwning: Bool { deleteRule == .cascade }
@@ -36,15 +52,23 @@ public struct Relationship: Sendable, Hashable {
 /// An entity of a merged model: every property resolved, inherited ones included, each with its
 /// module of origin. Immutable and shared.
 public final class Entity: Sendable, CustomStringConvertible {
+    /// The name.
     public let name: String
+    /// The module that declared it.
     public let module: String
+    /// The parent entity's name, if any.
     public let parent: String?
+    /// The names of the entities that inherit from it.
     public let subentities: [String]
     /// The root of its inheritance tree: the SQL table it lives in.
     public let rootName: String
+    /// Whether objects of exactly this entity cannot be inserted.
     public let isAbstract: Bool
+    /// Every attribute, inherited ones first.
     public let attributes: [Attribute]
+    /// Every relationship, inherited ones first.
     public let relationships: [Relationship]
+    /// Free-form metadata from its declaration.
     public let userInfo: [String: String]
     /// The identifier keys: attributes or to-one relationships, unique together.
     public let identifier: [String]
@@ -90,8 +114,11 @@ public final class Entity: Sendable, CustomStringConvertible {
     /// The position of an attribute or foreign key in a stored row (`rowKeys`).
     public func rowIndex(of key: String) -> Int? { rowKeyIndex[key] }
 
+    /// The attribute named `name`, or nil.
     public func attribute(_ name: String) -> Attribute? { attributeIndex[name].map { attributes[$0] } }
+    /// The position of the attribute named `name` in `attributes`.
     public func indexOfAttribute(_ name: String) -> Int? { attributeIndex[name] }
+    /// The relationship named `name`, or nil.
     public func relationship(_ name: String) -> Relationship? { relationshipIndex[name].map { relationships[$0] } }
 
     /// To-one relationships that hold a column, in declaration order (made once: every insert,
@@ -103,7 +130,9 @@ public final class Entity: Sendable, CustomStringConvertible {
 
 /// A merged entity model: what the store, the contexts, the merge and the diff work from.
 public struct ObjectModel: Sendable {
+    /// Every entity, sorted by name.
     public let entities: [Entity]
+    /// The names of the modules merged, in order.
     public let modules: [String]
     private let byName: [String: Entity]
 
@@ -115,6 +144,7 @@ public struct ObjectModel: Sendable {
         byName = map
     }
 
+    /// The entity named `name`, or nil: `model.entity("Artist")`.
     public func entity(_ name: String) -> Entity? { byName[name] }
 
     /// The entity, or an error naming what is known.

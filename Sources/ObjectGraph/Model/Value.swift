@@ -25,7 +25,7 @@ public enum AttributeType: String, Sendable, Codable, CaseIterable {
 ///
 /// Strings compare and hash by their UTF-8 bytes, not by Swift's canonical equivalence: that is how
 /// SQLite's BINARY collation compares them, and a merge that mixed the two would see "é" and
-/// "e\u{301}" as one identifier in Swift and two in the store (see PLATFORM-NOTES).
+/// "e\u{301}" as one identifier in Swift and two in the store (see docs/design.md#identifiers-are-bytes).
 public enum Value: Sendable, CustomStringConvertible {
     case null
     case string(String)
@@ -35,9 +35,12 @@ public enum Value: Sendable, CustomStringConvertible {
     case date(Int64)
     case data([UInt8])
 
+    /// True for `.null`.
     public var isNull: Bool { if case .null = self { true } else { false } }
 
+    /// The text of a `.string`, else nil.
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    /// The number of an `.integer` or `.date` (and a `.bool` as 0 or 1), else nil.
     public var integerValue: Int64? {
         switch self {
         case .integer(let i), .date(let i): i
@@ -45,6 +48,7 @@ public enum Value: Sendable, CustomStringConvertible {
         default: nil
         }
     }
+    /// The truth of a `.bool` (or a non-zero `.integer`), else nil.
     public var boolValue: Bool? {
         switch self {
         case .bool(let b): b
@@ -52,6 +56,7 @@ public enum Value: Sendable, CustomStringConvertible {
         default: nil
         }
     }
+    /// The number of a `.double` or an `.integer`, else nil.
     public var doubleValue: Double? {
         switch self {
         case .double(let d): d

@@ -1,15 +1,19 @@
 import Foundation
 
-/// Keeps denormalised aggregates of a parent current from its children's changes (seed 002's
-/// `booksCount`, seed 003's parent watching its children): the number of members of a to-many
+/// Keeps denormalised aggregates of a parent current from its children's changes (the parent
+/// watching its children, docs/design.md#observers-the-parent-watching-its-children): the number of members of a to-many
 /// relationship, and when a member last changed.
 ///
 /// It works from the context's change batches, not from SQLite hooks, and writes inside the same
 /// transaction, so the aggregate always equals what a query computes.
 public final class AggregateMaintainer: ContextObserver, @unchecked Sendable {
+    /// The entity that holds the aggregate.
     public let parentEntity: String
+    /// The parent's to-many relationship whose members are counted.
     public let relationship: String
+    /// The parent's integer attribute that holds the member count.
     public let countKey: String
+    /// The parent's date attribute set when a member changes, if any.
     public let lastChangedKey: String?
     private let clock: @Sendable () -> Int64
 
@@ -62,12 +66,15 @@ public final class AggregateMaintainer: ContextObserver, @unchecked Sendable {
 /// Collects the parents whose members changed in saved transactions: the exporter rewrites only
 /// their feeds. Rolled-back (dry-run) transactions leave it untouched.
 public final class DirtyOwnersObserver: ContextObserver, @unchecked Sendable {
+    /// The entity that holds the aggregate.
     public let parentEntity: String
+    /// The parent's to-many relationship whose members are counted.
     public let relationship: String
     private let lock = NSLock()
     private var pendingOwners = Set<Int64>()
     private var saved = Set<Int64>()
 
+    /// Watches the members of `relationship` of `parentEntity`.
     public init(parentEntity: String, relationship: String) {
         self.parentEntity = parentEntity
         self.relationship = relationship
@@ -75,6 +82,7 @@ public final class DirtyOwnersObserver: ContextObserver, @unchecked Sendable {
 
     /// Row ids of the parents changed by saved transactions since the last `reset()`.
     public var dirtyOwners: Set<Int64> { lock.withLock { saved } }
+    /// Forgets the owners recorded so far.
     public func reset() { lock.withLock { saved.removeAll() } }
 
     /// Member changes of the relationship, changes of its members and of the parents themselves.

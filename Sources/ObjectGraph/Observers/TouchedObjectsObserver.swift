@@ -8,11 +8,13 @@ import Foundation
 /// Row ids are never reused (tables are `AUTOINCREMENT`), so one set names an object on both
 /// sides of such a diff.
 public final class TouchedObjectsObserver: ContextObserver, @unchecked Sendable {
+    /// The entities whose objects are recorded.
     public let entities: Set<String>
     private let lock = NSLock()
     private var pending: [String: Set<Int64>] = [:]
     private var saved: [String: Set<Int64>] = [:]
 
+    /// Records the objects of `entities` that change.
     public init(entities: Set<String>) { self.entities = entities }
 
     /// Row ids per entity name, touched by saved transactions.

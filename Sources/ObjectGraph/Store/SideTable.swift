@@ -21,6 +21,7 @@ public struct SideTable: Sendable, Hashable {
     /// The other columns; a non-optional one is declared `NOT NULL`.
     public let columns: [AttributeDescription]
 
+    /// A side table named `name` (starting with `_`), keyed by the text column `key`.
     public init(name: String, key: String, columns: [AttributeDescription]) {
         precondition(name.hasPrefix("_"), "a side table's name starts with _ (the schema migration leaves those alone)")
         self.name = name

@@ -7,6 +7,7 @@ import GRDB
 /// attributes, and refuses a database made by an incompatible model (a removed attribute, a
 /// changed type) with a message listing why: data is never dropped silently.
 public final class Store: Sendable {
+    /// The model the store's schema is derived from.
     public let model: ObjectModel
     /// The file path, or `:memory:`.
     public let path: String
@@ -46,7 +47,7 @@ public final class Store: Sendable {
         try self.init(queue: queue, path: path, model: model)
     }
 
-    /// An in-memory store, for tests (seed 002); `pageSize` when it must match another database's
+    /// An in-memory store, for tests (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed); `pageSize` when it must match another database's
     /// (SQLite's backup API copies only between equal page sizes into memory).
     public static func inMemory(model: ObjectModel, pageSize: Int? = nil) throws -> Store {
         var config = Configuration()

@@ -1,5 +1,6 @@
 import Foundation
 import Listings
+import Merge
 import ObjectGraph
 import XMLTV
 

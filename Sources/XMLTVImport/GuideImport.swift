@@ -1,6 +1,8 @@
 import Foundation
 import Listings
+import Merge
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// How one source's import is run.
@@ -99,7 +101,7 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Imports XMLTV files as one source into the listings model, following CONTRACT.md's merge
+/// Imports XMLTV files as one source into the listings model, following the user contract's merge (docs/design.md#user-contract)
 /// semantics: identities, duplicates, whitelists, delete scope per channel window, history,
 /// channel deletion and the safety guard. Call it inside one `Store.write` transaction: a thrown
 /// error rolls everything back.

@@ -1,3 +1,4 @@
+import Merge
 import XMLTV
 
 /// Programmes as compact bytes for the staging file of a guide not grouped by channel (the usual

@@ -1,6 +1,8 @@
 import Foundation
 import Listings
+import Merge
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// One channel's programmes, normalised and shaped for the merge.

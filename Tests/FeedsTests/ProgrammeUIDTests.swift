@@ -1,5 +1,5 @@
 import Testing
-import ICalendar
+@testable import Feeds
 
 @Suite("Programme UIDs")
 struct ProgrammeUIDTests {

@@ -1,0 +1,189 @@
+// What every test target shares: where the repository and ../shared are, which optional tools
+// are installed (so a test can say `.enabled(if:)` with a reason instead of passing by not
+// running), one way to run a subprocess, the shared guide generator and the feed parsers.
+import Foundation
+
+/// The repository this package is, and files in it.
+public enum Repository {
+    /// The package root, from this file's path (Tests/TestSupport/TestSupport.swift).
+    public static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A path below the root.
+    public static func path(_ relative: String) -> String { root.appendingPathComponent(relative).path }
+
+    /// The debug build of the `tvimport` executable (what `swift build` makes).
+    public static var tvimport: String { path(".build/debug/tvimport") }
+}
+
+/// `../shared` beside the repository: real-world fixtures, the guide generator, the validators.
+public enum Shared {
+    public static let directory = Repository.root.deletingLastPathComponent().appendingPathComponent("shared").standardizedFileURL
+
+    /// `../shared/fixtures/xmltv` (see its MANIFEST.tsv).
+    public static let fixtures = directory.appendingPathComponent("fixtures/xmltv").path
+    /// True when the real-world fixtures are there.
+    public static var hasFixtures: Bool { FileManager.default.fileExists(atPath: fixtures + "/MANIFEST.tsv") }
+    /// A fixture's path.
+    public static func fixture(_ name: String) -> String { fixtures + "/" + name }
+
+    /// `../shared/tools/xmltvgen.py`, the generator of large guides and their revisions.
+    public static let generator = directory.appendingPathComponent("tools/xmltvgen.py").path
+    /// True when the generator is there and Python can run it.
+    public static var hasGenerator: Bool { FileManager.default.fileExists(atPath: generator) && Tool.path("python3") != nil }
+}
+
+/// External programs the tests use.
+public enum Tool {
+    /// The full path of an executable on `PATH`, or nil.
+    public static func path(_ name: String) -> String? {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+
+    /// True when `name` is on `PATH`.
+    public static func isInstalled(_ name: String) -> Bool { path(name) != nil }
+}
+
+/// The repository's Python venv (scripts/install-deps makes it, with the iCalendar parsers).
+public enum Venv {
+    public static let python = Repository.path(".venv/bin/python")
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: python) }
+}
+
+/// What a finished subprocess left: exit status, standard output and standard error.
+public struct ProcessResult: Sendable {
+    /// The exit status; 128 + N when the process died of signal N; nil when it outlived its time limit (it was killed).
+    public var exitStatus: Int32?
+    public var stdout: Data
+    public var stderr: String
+    /// Wall-clock seconds.
+    public var seconds: Double
+
+    /// The exit status, or -1 for a process that was killed at its time limit.
+    public var status: Int32 { exitStatus ?? -1 }
+    /// Standard output as text.
+    public var output: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+/// The one way the tests run programs.
+public enum Subprocess {
+    /// Runs `executable` (a path, or a name looked up on `PATH`) and waits for it. Standard output
+    /// and error go through files, so a chatty child can never block on a full pipe; standard input
+    /// is `input` (empty by default). `environment` adds to (or, with nil values, removes from) the test's environment.
+    /// Past `timeout` seconds the process is killed and `exitStatus` is nil.
+    public static func run(_ executable: String, _ arguments: [String], in directory: URL? = nil,
+                           environment: [String: String?] = [:], input: String? = nil, timeout: Double = 600) throws -> ProcessResult {
+        let id = UUID().uuidString
+        let outURL = FileManager.default.temporaryDirectory.appendingPathComponent("stdout-\(id)")
+        let errURL = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(id)")
+        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let inURL = FileManager.default.temporaryDirectory.appendingPathComponent("stdin-\(id)")
+        defer { for url in [outURL, errURL, inURL] { try? FileManager.default.removeItem(at: url) } }
+        let outHandle = try FileHandle(forWritingTo: outURL), errHandle = try FileHandle(forWritingTo: errURL)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Tool.path(executable) ?? executable)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        process.standardOutput = outHandle
+        process.standardError = errHandle
+        if let input {
+            try Data(input.utf8).write(to: inURL)
+            process.standardInput = try FileHandle(forReadingFrom: inURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
+        let started = Date()
+        try process.run()
+        let deadline = started.addingTimeInterval(timeout)
+        var timedOut = false
+        while process.isRunning {
+            if Date() > deadline {
+                timedOut = true
+                process.terminate()
+                kill(process.processIdentifier, SIGKILL)
+                break
+            }
+            usleep(2_000)
+        }
+        process.waitUntilExit()
+        try outHandle.close()
+        try errHandle.close()
+        let status: Int32? = timedOut ? nil
+            : (process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus)
+        return ProcessResult(exitStatus: status, stdout: (try? Data(contentsOf: outURL)) ?? Data(),
+                             stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "",
+                             seconds: Date().timeIntervalSince(started))
+    }
+}
+
+/// `../shared/tools/xmltvgen.py`: large guides and their revisions.
+public enum GuideGenerator {
+    /// Runs the generator with `arguments` (see its --help); throws with its stderr when it fails.
+    public static func run(_ arguments: [String]) throws {
+        let result = try Subprocess.run("python3", [Shared.generator] + arguments)
+        guard result.exitStatus == 0 else { throw Failure(message: "xmltvgen.py \(arguments.joined(separator: " ")): \(result.stderr)") }
+    }
+}
+
+/// Tests/ICalendarTests/Fixtures/parse_feeds.py in the venv: what the Python iCalendar libraries
+/// `icalendar` and `ical` decode from feeds, for the tests that check the writer against them.
+public enum FeedParsers {
+    public static let script = Repository.path("Tests/ICalendarTests/Fixtures/parse_feeds.py")
+
+    /// True when the venv with both libraries is installed.
+    public static var isInstalled: Bool { Venv.isInstalled }
+
+    /// What each library decoded from each file.
+    public static func parse(_ paths: [String]) throws -> ParseOutput {
+        let result = try Subprocess.run(Venv.python, [script] + paths)
+        guard result.exitStatus == 0 else { throw Failure(message: "parse_feeds.py failed: \(result.stderr)") }
+        return try JSONDecoder().decode(ParseOutput.self, from: result.stdout)
+    }
+}
+
+/// What parse_feeds.py prints.
+public struct ParseOutput: Decodable, Sendable {
+    public var versions: [String: String]
+    /// path -> library ("icalendar", "ical") -> what it read.
+    public var files: [String: [String: Result]]
+
+    public struct Result: Decodable, Sendable {
+        public var error: String?
+        public var events: [Event]?
+        public var calendar: Calendar?
+    }
+
+    public struct Calendar: Decodable, Sendable {
+        public var name: String?
+        public var x_wr_calname: String?
+    }
+
+    public struct Event: Decodable, Sendable {
+        public var uid: String
+        public var dtstart: String
+        public var dtend: String
+        public var summary: String
+        public var description: String?
+        public var categories: [String]
+        public var location: String?
+        public var url: String?
+        public var sequence: Int
+    }
+}
+
+/// A failure of a test helper, with its reason.
+public struct Failure: Error, CustomStringConvertible {
+    public var message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
