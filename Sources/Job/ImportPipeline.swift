@@ -1,9 +1,9 @@
 import Fetch
 import Feeds
 import Foundation
-import Merge
 import ObjectGraph
 import XMLTV
+import XMLTVImport
 
 /// One source as an import sees it: a name and where its guide comes from.
 ///
