@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch -> XMLTV -> Merge (over ObjectGraph, with the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
+// Fetch (or Grabber) -> XMLTV -> Merge (over ObjectGraph, with the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
 import PackageDescription
 
 let package = Package(
@@ -42,6 +42,11 @@ let package = Package(
         // Polite downloads on libcurl: conditional GET, retries, limits.
         .target(name: "Fetch", dependencies: ["CCurl"]),
 
+        // Command sources (grabbers): a process group per command, its time limit, its standard error.
+        // CSpawn holds the C calls Swift's Glibc does not import (chdir in posix_spawn, pipe2, prctl).
+        .target(name: "CSpawn"),
+        .target(name: "Grabber", dependencies: ["CSpawn"]),
+
         // RFC 5545 / RFC 7986 text writer.
         .target(name: "ICalendar"),
 
@@ -50,7 +55,7 @@ let package = Package(
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "Fetch", "Feeds", "Grabber",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
@@ -64,6 +69,7 @@ let package = Package(
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV"]),
         .testTarget(name: "MergeTests", dependencies: ["Merge", "Listings", "ObjectGraph", "XMLTV"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch"], exclude: ["Fixtures"]),
+        .testTarget(name: "GrabberTests", dependencies: ["Grabber"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "Listings", "ObjectGraph"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph"], exclude: ["Fixtures"]),

@@ -1,8 +1,10 @@
 /// 64-bit FNV-1a, fed in chunks. Only tells identical re-downloads apart: not collision resistant.
-struct ContentHash {
-    private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+public struct ContentHash: Sendable {
+    public init() {}
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var h = value
         for byte in bytes {
             h ^= UInt64(byte)
@@ -12,7 +14,7 @@ struct ContentHash {
     }
 
     /// 16 lowercase hex digits.
-    var hex: String {
+    public var hex: String {
         let digits = String(value, radix: 16)
         return String(repeating: "0", count: 16 - digits.count) + digits
     }

@@ -124,8 +124,24 @@ public struct NightlyJob {
         var exitStatus: ExitStatus
     }
 
+    /// How `source` is imported tonight.
+    func importOptions(for source: JobConfig.Source, progress: Progress) -> ImportOptions {
+        var options = ImportOptions(source: source.name, force: force, maxDeleteShare: config.maxDeleteShare,
+                                    collectChanges: dryRun || json || verbose,
+                                    reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
+                                                               excludeChannels: source.excludeChannels),
+                                    now: now)
+        options.programmeInsertValues = ["changedAt": .date(now)]
+        options.maxChannelBytes = Int64(config.maxChannelMB) << 20
+        options.progress = { programmes in progress.show("\(source.name): \(programmes) programmes merged") }
+        return options
+    }
+
     /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
     func runSource(_ source: JobConfig.Source, store: Store, beforeImport: () throws -> Void, progress: Progress) -> SourceOutcome {
+        if let command = source.command {
+            return runCommandSource(source, command, store: store, beforeImport: beforeImport, progress: progress)
+        }
         func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
             SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
         }
@@ -162,14 +178,7 @@ public struct NightlyJob {
                 return failed(.unavailable, error.message)
             }
         }
-        var options = ImportOptions(source: source.name, force: force, maxDeleteShare: config.maxDeleteShare,
-                                    collectChanges: dryRun || json || verbose,
-                                    reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
-                                                               excludeChannels: source.excludeChannels),
-                                    now: now)
-        options.programmeInsertValues = ["changedAt": .date(now)]
-        options.maxChannelBytes = Int64(config.maxChannelMB) << 20
-        options.progress = { programmes in progress.show("\(source.name): \(programmes) programmes merged") }
+        let options = importOptions(for: source, progress: progress)
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: [file], options: options, dryRun: dryRun, overwritable: config.whitelists)
