@@ -20,14 +20,17 @@ public final class CommandRun: @unchecked Sendable {
         public var timeout: Double
         /// Killed by `abort` while still running: its output was refused, its own end is unknown.
         public var abandoned: Bool
+        /// Killed because this process was asked to stop (SIGTERM, SIGINT).
+        public var interrupted: Bool
 
         /// Exited with status 0, in time.
-        public var succeeded: Bool { termination.isSuccess && !timedOut && !abandoned }
+        public var succeeded: Bool { termination.isSuccess && !timedOut && !abandoned && !interrupted }
 
         /// "exit status 1", "timed out after 5 s (its process group was killed)", ...
         public var status: String {
             if timedOut { return "timed out after \(Self.seconds(timeout)) (its process group was killed)" }
             if abandoned { return "stopped once its output was refused" }
+            if interrupted { return "stopped by a signal to tvimport (its process group was killed)" }
             return termination.description
         }
 
@@ -52,16 +55,21 @@ public final class CommandRun: @unchecked Sendable {
     private var ended = false
     private var timedOut = false
     private var abandoned = false
+    private var interrupted = false
+    private let stopRequested: (@Sendable () -> Bool)?
     private var errorReaderDone = false
     private var tail = TailLines(limit: CommandRun.tailLines)
     private var outcome: Outcome?
 
     /// Starts `arguments` (the first names the command, `executable` is where it was found) in
     /// `directory`. `errorLine`, when given, receives each line of its standard error as it comes.
+    /// `stopRequested` is asked a few times a second: true stops the command as its time limit would
+    /// (it runs in a process group of its own, so a Ctrl-C at the terminal does not reach it).
     public init(executable: String, arguments: [String], directory: String, timeout: Double,
-                errorLine: (@Sendable (String) -> Void)? = nil) throws(StartError) {
+                errorLine: (@Sendable (String) -> Void)? = nil, stopRequested: (@Sendable () -> Bool)? = nil) throws(StartError) {
         process = try ChildProcess(executable: executable, arguments: arguments, directory: directory)
         self.timeout = timeout
+        self.stopRequested = stopRequested
         let errorThread = Thread { [self] in readErrors(errorLine) }
         errorThread.start()
         let watchdog = Thread { [self] in enforceTimeLimit() }
@@ -96,7 +104,7 @@ public final class CommandRun: @unchecked Sendable {
         while !errorReaderDone && condition.wait(until: until) {}
         let result = Outcome(termination: termination, timedOut: timedOut,
                              duration: Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18,
-                             errorTail: tail.lines, timeout: timeout, abandoned: abandoned)
+                             errorTail: tail.lines, timeout: timeout, abandoned: abandoned, interrupted: interrupted)
         outcome = result
         condition.unlock()
         return result
@@ -128,9 +136,15 @@ public final class CommandRun: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while !ended && condition.wait(until: deadline) {}
+        while !ended && Date() < deadline {
+            _ = condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.25)))
+            if !ended, stopRequested?() == true {
+                interrupted = true
+                break
+            }
+        }
         guard !ended else { return }
-        timedOut = true
+        if !interrupted { timedOut = true }
         process.signalGroup(SIGTERM)
         let grace = Date(timeIntervalSinceNow: 2)
         while !ended && condition.wait(until: grace) {}

@@ -58,7 +58,7 @@ extension NightlyJob {
         let run: CommandRun
         do {
             run = try CommandRun(executable: command.executable, arguments: command.arguments, directory: command.directory,
-                                 timeout: command.timeoutSeconds, errorLine: verbose ? passOn : nil)
+                                 timeout: command.timeoutSeconds, errorLine: verbose ? passOn : nil, stopRequested: { StopSignal.requested })
         } catch {
             return outcome("failed", .unavailable, error: "command \(command.displayed): \(error)")
         }

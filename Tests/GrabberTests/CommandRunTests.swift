@@ -70,6 +70,19 @@ private func groupExists(_ group: pid_t) -> Bool {
         #expect(!groupExists(group), "a process of the command's group is left")
     }
 
+    @Test func aStopRequestKillsTheGroupBeforeItsTimeLimit() throws {
+        let started = Date()
+        let command = try CommandRun(executable: "/bin/sh", arguments: ["sh", "-c", "sleep 60 & sleep 60"], directory: "/tmp", timeout: 60,
+                                     stopRequested: { Date().timeIntervalSince(started) > 0.5 })
+        let outcome = command.finish()
+        #expect(outcome.interrupted)
+        #expect(!outcome.timedOut)
+        #expect(!outcome.succeeded)
+        #expect(outcome.status.contains("stopped by a signal"))
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(!groupExists(command.processGroup))
+    }
+
     @Test func runsInTheGivenDirectoryWithThisEnvironment() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("grabber-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
