@@ -50,8 +50,8 @@ final class ChildProcess: @unchecked Sendable {
     init(executable: String, arguments: [String], directory: String) throws(StartError) {
         _ = Self.subreaper
         var outputPipe: [Int32] = [-1, -1], errorPipe: [Int32] = [-1, -1]
-        guard tv_pipe(&outputPipe) == 0 else { throw StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))") }
-        guard tv_pipe(&errorPipe) == 0 else {
+        guard tv_pipe(&outputPipe, 1 << 20) == 0 else { throw StartError(description: "cannot create a pipe: \(String(cString: strerror(errno)))") }
+        guard tv_pipe(&errorPipe, 0) == 0 else {
             let reason = String(cString: strerror(errno))
             close(outputPipe[0]); close(outputPipe[1])
             throw StartError(description: "cannot create a pipe: \(reason)")

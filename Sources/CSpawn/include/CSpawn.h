@@ -10,8 +10,9 @@
 int tv_spawn(const char *path, char *const argv[], char *const envp[], const char *directory,
              int input, int output, int errors, pid_t *pid);
 
-/// A pipe whose two ends are closed on exec (no other child inherits them). Returns 0 or -1 (errno).
-int tv_pipe(int descriptors[2]);
+/// A pipe whose two ends are closed on exec (no other child inherits them), holding `capacity`
+/// bytes where the system allows it (0: the default). Returns 0 or -1 (errno).
+int tv_pipe(int descriptors[2], int capacity);
 
 /// Makes this process the reaper of its orphaned descendants (Linux), so that the grandchildren
 /// of a killed command are reaped here rather than left as zombies. Returns 0 or -1 (errno).
