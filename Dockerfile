@@ -20,11 +20,14 @@ COPY scripts/install-deps scripts/install-deps
 RUN scripts/install-deps --build
 COPY . .
 RUN swift build -c release --static-swift-stdlib
-# The binary and its resource bundle, which Bundle.module looks for next to the executable
-# (the bundled sample guide). GRDB_GRDB.resources holds only Apple's privacy manifest: not needed.
-RUN mkdir -p /staging/bin \
+# The binary; its resources (the bundled sample guide) go to /usr/local/share/tvimport, where it
+# looks for them (../share/tvimport from the binary); the man page and completions beside them.
+# GRDB_GRDB.resources holds only Apple's privacy manifest: not needed.
+RUN mkdir -p /staging/bin /staging/share/tvimport /staging/share/man/man1 /staging/share/bash-completion/completions \
  && cp .build/release/tvimport /staging/bin/ \
- && cp -R .build/release/tvimport_Job.resources /staging/bin/
+ && cp Sources/Job/Resources/* /staging/share/tvimport/ \
+ && cp docs/tvimport.1 /staging/share/man/man1/ \
+ && cp docs/completions/tvimport.bash /staging/share/bash-completion/completions/tvimport
 
 # ---- runtime stage ---------------------------------------------------------------------------
 FROM debian:bookworm-slim
@@ -42,6 +45,7 @@ RUN groupadd --system --gid 10001 tvimport \
  && chown tvimport:tvimport /data /data/cache /feeds
 
 COPY --from=build /staging/bin/ /usr/local/bin/
+COPY --from=build /staging/share/ /usr/local/share/
 COPY Schedules/container-nightly /usr/local/bin/tvimport-nightly
 COPY Schedules/healthcheck /usr/local/bin/tvimport-healthcheck
 COPY Schedules/config.example.json /usr/local/share/tvimport/config.example.json

@@ -63,7 +63,9 @@ let package = Package(
         .executableTarget(name: "tvimport", dependencies: [
             "Job",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        ], plugins: ["VersionStamp"]),
+        // `git describe` at build time, for --version.
+        .plugin(name: "VersionStamp", capability: .buildTool()),
 
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph"]),
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV"]),

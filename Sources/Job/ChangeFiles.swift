@@ -207,23 +207,6 @@ public enum ApplyCommand {
     }
 }
 
-/// `tvimport export`: (re)writes the feeds from the database.
-public enum ExportCommand {
-    public static func run(database: String, output: String, configPath: String?) throws -> (output: String, status: ExitStatus) {
-        var config = try configPath.map { try JobConfig.load(path: $0) } ?? JobConfig()
-        config.database = database
-        config.output = output
-        let model = try StoreAccess.model(forDatabase: database, userModules: config.modules)
-        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
-        do {
-            let report = try config.exporter(store: store, now: Int64(Date().timeIntervalSince1970)).export()
-            return ("feeds: \(report.written.count) written, \(report.unchanged.count) unchanged in \(output)/", .success)
-        } catch {
-            throw JobError(.cannotCreate, "export to \(output) failed: \(error)")
-        }
-    }
-}
-
 /// Appends text to a file through a buffer, counting writes.
 final class JSONStreamWriter {
     let path: String

@@ -6,7 +6,7 @@ import ObjectGraph
 import XMLTV
 
 /// A source's `"command"`: a grabber run without a shell, its standard output read as XMLTV.
-public struct SourceCommand: Sendable {
+public struct SourceCommand: Sendable, Equatable {
     /// The argument vector, as configured (the first names the command).
     public var arguments: [String]
     /// Where the command was found when the configuration was checked.
@@ -43,32 +43,31 @@ public struct SourceCommand: Sendable {
     }
 }
 
-extension NightlyJob {
+extension ImportPipeline {
     /// A command source: the command runs while its output is merged; it fails closed like a
     /// download (exit 69, nothing of the source changed) when it exits non-zero, dies by a signal,
     /// outlives its time limit or prints something that is not a whole XMLTV document.
-    func runCommandSource(_ source: JobConfig.Source, _ command: SourceCommand, store: Store, beforeImport: () throws -> Void,
-                          progress: Progress) -> SourceOutcome {
+    func importCommand(_ source: SourceSpec, _ command: SourceCommand, beforeImport: () throws -> Void) -> SourceOutcome {
         func outcome(_ status: String, _ exit: ExitStatus, error: String? = nil, report: SourceImportReport? = nil) -> SourceOutcome {
             SourceOutcome(report: .init(name: source.name, status: status, error: error, report: report), exitStatus: exit)
         }
-        let previousHash = force ? nil : ((try? FetchState.load(store, source: source.name)) ?? nil)?.contentHash
+        let previousHash = options.force ? nil : ((try? FetchState.load(store, source: source.name)) ?? nil)?.contentHash
         let name = source.name
         let passOn: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("[\(name)] \(line)\n".utf8)) }
         let run: CommandRun
         do {
             run = try CommandRun(executable: command.executable, arguments: command.arguments, directory: command.directory,
-                                 timeout: command.timeoutSeconds, errorLine: verbose ? passOn : nil, stopRequested: { StopSignal.requested })
+                                 timeout: command.timeoutSeconds, errorLine: options.passCommandErrors ? passOn : nil, stopRequested: { StopSignal.requested })
         } catch {
             return outcome("failed", .unavailable, error: "command \(command.displayed): \(error)")
         }
         let meter = OutputMeter()
-        var options = importOptions(for: source, progress: progress)
-        options.reader.inputObserver = { bytes in
+        var importOptions = self.importOptions(for: source)
+        importOptions.reader.inputObserver = { bytes in
             let (read, merged) = meter.add(bytes)
             progress.show("\(name): \(read >> 20) MiB read from \(command.arguments[0]), \(merged) programmes merged")
         }
-        options.progress = { merged in meter.merged(merged) }
+        importOptions.progress = { merged in meter.merged(merged) }
 
         // Inside the transaction, once the output is read: the command's verdict, then the hash.
         var ended: CommandRun.Outcome?
@@ -78,7 +77,7 @@ extension NightlyJob {
         let result: Swift.Result<SourceImportReport, any Error>
         do {
             try beforeImport()
-            result = .success(try importGuide(into: store, stream: stream, options: options, dryRun: dryRun, overwritable: config.whitelists) {
+            result = .success(try importGuide(into: store, stream: stream, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists) {
                 let end = run.finish()
                 ended = end
                 guard end.succeeded else { throw CommandFailed() }
@@ -89,12 +88,12 @@ extension NightlyJob {
         }
         // The import stopped early (bad output, a refused guard): the rest of the output is not wanted.
         let end = ended ?? run.abort()
-        if !dryRun { try? CommandState.save(database: config.database, source: source.name, command: command, outcome: end) }
+        if !options.dryRun { try? CommandState.save(database: store.path, source: source.name, command: command, outcome: end) }
         JobLog.logger.debug("source \(name): command \(command.displayed): \(end.status) after \(String(format: "%.1f", end.duration)) s, \(meter.bytes) bytes read")
 
         switch result {
         case .success(let report):
-            if !dryRun {
+            if !options.dryRun {
                 try? FetchState.save(store, source: source.name, url: "command: " + command.displayed, validators: HTTPValidators(), contentHash: meter.hash)
             }
             return outcome(report.changedAnything ? "applied" : "unchanged", .success, report: report)

@@ -11,6 +11,8 @@ public struct ImportJob {
     public var force = false
     public var json = false
     public var verbose = false
+    /// Print nothing on success (a failure is still one line on stderr).
+    public var quiet = false
     /// Write a change file (changes/<run-id>.json) after a real import.
     public var writeChangeFile = true
     public var files: [String]
@@ -21,16 +23,24 @@ public struct ImportJob {
         self.files = files
     }
 
-    /// The source name: given, or the first file's base name without extensions.
-    public var sourceName: String {
-        if let source { return source }
-        let base = (files.first ?? "guide").split(separator: "/").last.map(String.init) ?? "guide"
-        return base.split(separator: ".").first.map(String.init) ?? base
+    /// The source name: given, or `default`. A file's name is not a source's name: dated file
+    /// names would make a new source each night, and nothing would ever be deleted.
+    public var sourceName: String { source ?? "default" }
+
+    /// What the arguments name: `-` is standard input, an http(s) URL is fetched like a source of
+    /// the config, anything else is read as it is.
+    public var inputs: [SourceSpec.Input] {
+        files.map { argument in
+            if argument == "-" { return .file("/dev/stdin") }
+            let lower = argument.lowercased()
+            if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return .fetched(argument) }
+            return .file(argument)
+        }
     }
 
     /// Runs the import; returns what to print on stdout and the exit status.
     public func run() throws -> (output: String, status: ExitStatus) {
-        for file in files where !FileManager.default.isReadableFile(atPath: file) {
+        for case .file(let file) in inputs where !FileManager.default.isReadableFile(atPath: file) {
             throw JobError(.noInput, "\(file): no such file or not readable")
         }
         // One writer at a time, like `run`: a second one exits 75 at once rather than waiting on
@@ -40,18 +50,22 @@ public struct ImportJob {
         let started = Int64(Date().timeIntervalSince1970)
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model)
-        var options = ImportOptions(source: sourceName, force: force, collectChanges: dryRun || json || verbose)
-        options.programmeInsertValues = ["changedAt": .date(started)]
+        var options = PipelineOptions(cacheDirectory: database + ".cache")
+        options.dryRun = dryRun
+        options.force = force
+        options.collectChanges = dryRun || json || verbose
+        options.now = started
+        let progress = Progress(quiet: quiet || json)
+        try FetchState.prepare(store)
         var report = RunReport(dryRun: dryRun)
-        var status = ExitStatus.success
-        let before = dryRun || !writeChangeFile ? nil : try ChangeFiles.takeBefore(of: store)
-        do {
-            let r = try importGuide(into: store, files: files, options: options, dryRun: dryRun)
-            report.sources.append(.init(name: sourceName, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r))
-        } catch let error as ImportError {
-            status = ExitStatus(error)
-            report.sources.append(.init(name: sourceName, status: "failed", error: "\(error)", report: nil))
-        }
+        var before: ChangeFiles.Before?
+        let outcome = ImportPipeline(store: store, options: options, progress: progress)
+            .importSource(SourceSpec(name: sourceName, inputs: inputs)) {
+                if !dryRun && writeChangeFile { before = try ChangeFiles.takeBefore(of: store) }
+            }
+        progress.clear()
+        report.sources.append(outcome.report)
+        let status = outcome.exitStatus
         var changeFile: String?
         if let before, report.sources.contains(where: { $0.status == "applied" }) {
             let touched = report.sources.reduce(into: Set<String>()) { $0.formUnion($1.report?.touchedChannelIDs ?? []) }
@@ -62,9 +76,14 @@ public struct ImportJob {
             try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }.joined(separator: "; "))
         }
+        if quiet {
+            // Cron mails whatever is printed: a failure is one line on stderr, success nothing.
+            for s in report.sources where s.status == "failed" { JobLog.failure("source \(s.name): \(s.error ?? "failed")") }
+            return ("", status)
+        }
         let output = try store.read { context in
             json ? report.json(model: model, context: context)
-                 : report.text(showChanges: dryRun || verbose, context: context) + (changeFile.map { "\nchanges: \($0)" } ?? "")
+                 : report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose) + (changeFile.map { "\nchanges: \($0)" } ?? "")
         }
         return (output, status)
     }

@@ -45,27 +45,78 @@ public enum ModelCommand {
     }
 }
 
-/// `tvimport edit`: sets any attribute of any entity, found by its identifier.
-public enum EditCommand {
-    public static func run(database: String, entityName: String, id: String, assignments: [String], userModules: [ModelModule] = []) throws -> String {
+/// `tvimport edit`: sets local attributes of any entity, found by its identifier.
+///
+/// ```swift
+/// var edit = EditCommand(database: "tv.sqlite", entityName: "Channel", id: "bbc1.uk")
+/// edit.assignments = ["hidden=true", "customName=BBC One"]
+/// print(try edit.run())   // Channel bbc1.uk: set customName, hidden
+/// ```
+///
+/// Refused: identity keys (they name the object), attributes the store derives (aggregates,
+/// hashes, revision stamps) and `source` (whose rows an import may delete). Attributes of the
+/// entity's whitelist are overwritten by the next import, so they need `force`.
+public struct EditCommand {
+    public var database: String
+    public var entityName: String
+    public var id: String
+    /// `KEY=VALUE`; an empty value clears an optional attribute.
+    public var assignments: [String] = []
+    /// Attributes to clear.
+    public var unset: [String] = []
+    /// Also set whitelisted attributes (the next import overwrites them).
+    public var force = false
+    public var userModules: [ModelModule] = []
+
+    public init(database: String, entityName: String, id: String) {
+        self.database = database
+        self.entityName = entityName
+        self.id = id
+    }
+
+    /// Attributes that the import owns although no whitelist names them.
+    static let importOwned: Set<String> = ["source"]
+
+    public func run() throws -> String {
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         guard let entity = model.entity(entityName) else {
             throw JobError(.usage, "unknown entity '\(entityName)' (known: \(model.entities.map(\.name).joined(separator: ", ")))")
         }
         var changes: [String: Value] = [:]
+        func editable(_ key: String) throws -> Attribute {
+            guard let attribute = entity.attribute(key) else {
+                throw JobError(.usage, "entity '\(entity.name)' has no attribute '\(key)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+            }
+            if entity.identifier.contains(key) {
+                throw JobError(.usage, "\(entity.name).\(key) is part of the identity (\(entity.identifier.joined(separator: ", "))) and cannot be edited")
+            }
+            if attribute.isExcludedFromDiff || Self.importOwned.contains(key) {
+                throw JobError(.usage, "\(entity.name).\(key) is kept by tvimport itself and cannot be edited")
+            }
+            if entity.overwritable.contains(key) && !force {
+                throw JobError(.usage, "\(entity.name).\(key) is in the import's whitelist: the next import overwrites it (give --force to set it anyway\(entity.name == "Channel" && key == "displayName" ? ", or set customName" : ""))")
+            }
+            return attribute
+        }
         for assignment in assignments {
             guard let eq = assignment.firstIndex(of: "=") else {
                 throw JobError(.usage, "'\(assignment)' is not KEY=VALUE")
             }
             let key = String(assignment[..<eq]), text = String(assignment[assignment.index(after: eq)...])
-            guard let attribute = entity.attribute(key) else {
-                throw JobError(.usage, "entity '\(entity.name)' has no attribute '\(key)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+            let attribute = try editable(key)
+            changes[key] = try Self.parse(text, as: attribute, entity: entity)
+        }
+        for key in unset {
+            let attribute = try editable(key)
+            guard attribute.isOptional else {
+                throw JobError(.usage, "\(entity.name).\(key) must have a value and cannot be unset (its default is \(attribute.defaultValue))")
             }
-            changes[key] = try parse(text, as: attribute, entity: entity)
+            changes[key] = .null
         }
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let started = Int64(Date().timeIntervalSince1970)
         let changed = try store.write { context -> [String] in
-            guard let object = try find(entity, id, context) else {
+            guard let object = try Self.find(entity, id, context) else {
                 throw JobError(.dataError, "no \(entity.name) with identifier '\(id)'")
             }
             var all = changes
@@ -77,14 +128,17 @@ public enum EditCommand {
             return try context.update(object, all)
         }.result
         let visible = changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }
-        return visible.isEmpty ? "\(entity.name) \(id): nothing changed" : "\(entity.name) \(id): set \(visible.joined(separator: ", "))"
+        let outcome = visible.isEmpty ? "\(entity.name) \(id): nothing changed" : "\(entity.name) \(id): set \(visible.joined(separator: ", "))"
+        try? RunLog.record(database: database, started: started, command: "edit", dryRun: false, exitCode: 0, outcome: outcome)
+        return outcome
     }
 
     static func parse(_ text: String, as attribute: Attribute, entity: Entity) throws -> Value {
         func bad() -> JobError {
             JobError(.dataError, "\(entity.name).\(attribute.name) expects \(attribute.type.rawValue), got '\(text)'")
         }
-        if text.isEmpty && attribute.isOptional && attribute.type != .string { return .null }
+        // `KEY=` clears an optional attribute (a required text becomes empty).
+        if text.isEmpty && attribute.isOptional { return .null }
         switch attribute.type {
         case .string: return .string(text)
         case .integer: guard let i = Int64(text) else { throw bad() }; return .integer(i)
@@ -106,7 +160,9 @@ public enum EditCommand {
         if text.contains("-") && text.contains("T") && digits.count >= 12 {
             return XMLTVTime.parse(String(digits.prefix(14)) + (text.hasSuffix("Z") ? " +0000" : ""))?.utc
         }
-        return XMLTVTime.parse(text)?.utc
+        if let utc = XMLTVTime.parse(text)?.utc { return utc }
+        // A start as users copy it from a listing, without a zone: UTC, like the ISO form's Z.
+        return digits.count == text.count ? XMLTVTime.parse(text + " +0000")?.utc : nil
     }
 
     /// Finds an object by its identifier as users write it: a channel's XMLTV id; a programme's
@@ -123,10 +179,11 @@ public enum EditCommand {
         }
         // Trailing parts are the attributes; whatever is left names the parent by its identifier.
         var predicates: [ObjectPredicate] = []
-        for name in attributes.reversed() {
+        for (index, name) in attributes.enumerated().reversed() {
             guard let a = entity.attribute(name) else { continue }
-            // A trailing attribute with a default (a programme's clump index) may be left out.
-            if parts.count > relationships.count, let last = parts.last, let value = try? parse(last, as: a, entity: entity) {
+            // A trailing attribute with a default (a programme's clump index) may be left out: a
+            // part is this attribute's only if the attributes before it still have theirs.
+            if parts.count > relationships.count + index, let last = parts.last, let value = try? parse(last, as: a, entity: entity) {
                 parts.removeLast()
                 predicates.append(.compare(name, .equal, value))
             } else if !a.defaultValue.isNull {

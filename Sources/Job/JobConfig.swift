@@ -18,6 +18,15 @@ public struct JobConfig: Sendable {
         var isBundledSample = false
         /// A grabber whose standard output is the guide (instead of `url`).
         public var command: SourceCommand?
+
+        /// The source as the import pipeline reads it.
+        public var spec: SourceSpec {
+            var spec = SourceSpec(name: name, inputs: [command.map { .command($0) } ?? (isBundledSample ? .bundledSample(url) : .fetched(url))])
+            spec.timeOffset = timeOffset
+            spec.includeChannels = includeChannels
+            spec.excludeChannels = excludeChannels
+            return spec
+        }
     }
 
     public var path: String?
@@ -56,7 +65,7 @@ public struct JobConfig: Sendable {
     /// The configuration used when no --config is given: the bundled sample guide, no network.
     public static func bundledSample() throws -> JobConfig {
         guard let guide = bundledResource("sample-guide.xml") else {
-            throw JobError(.config, "the bundled sample guide is missing: tvimport_Job.resources must sit next to the tvimport binary (or give --config)")
+            throw JobError(.config, "the bundled sample guide is missing: install it as /usr/local/share/tvimport/sample-guide.xml (README, Schedules) or give --config")
         }
         var config = JobConfig()
         config.sources = [Source(name: "sample", url: guide, isBundledSample: true)]
@@ -81,30 +90,38 @@ public struct JobConfig: Sendable {
         return options
     }
 
-    /// A file of the resource bundle beside the executable. (`Bundle.module` would crash the
-    /// process when the bundle is missing instead of letting us say so.)
+    /// A file of tvimport's resources: the bundle SwiftPM builds beside the executable (a build
+    /// tree), else `../share/tvimport/` from the executable (an install under /usr/local), else
+    /// `/usr/share/tvimport/`. (`Bundle.module` would crash the process when the bundle is missing
+    /// instead of letting us say so.)
     static func bundledResource(_ name: String) -> String? {
-        var candidates: [URL] = []
+        var candidates: [String] = []
         if let exe = Bundle.main.executableURL?.resolvingSymlinksInPath().deletingLastPathComponent() {
-            candidates.append(exe.appendingPathComponent("tvimport_Job.resources"))
+            let bundle = exe.appendingPathComponent("tvimport_Job.resources")
+            candidates += [bundle.appendingPathComponent("Resources/" + name).path, bundle.appendingPathComponent(name).path,
+                           exe.deletingLastPathComponent().appendingPathComponent("share/tvimport/" + name).path]
         }
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent("tvimport_Job.resources"))
-        return candidates.flatMap { [$0.appendingPathComponent("Resources/" + name).path, $0.appendingPathComponent(name).path] }
-            .first { FileManager.default.fileExists(atPath: $0) }
+        let bundle = Bundle.main.bundleURL.appendingPathComponent("tvimport_Job.resources")
+        candidates += [bundle.appendingPathComponent("Resources/" + name).path, "/usr/share/tvimport/" + name]
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// The database when neither `--db` nor a config names one: `$TVIMPORT_DB`, else
+    /// `./tvimport.sqlite` (where `run` with the bundled sample writes).
+    public static func defaultDatabase(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let v = env["TVIMPORT_DB"], !v.isEmpty { return v }
+        return JobConfig().database
     }
 
     /// Reads a config file; every problem names the file, the key and what was expected.
-    public static func load(path: String) throws -> JobConfig {
+    /// `requireSources: false` is for commands that use the rest of it (`export`).
+    public static func load(path: String, requireSources: Bool = true) throws -> JobConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw JobError(.config, "\(path): cannot read the configuration file")
         }
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw JobError(.config, "\(path): not valid JSON: \((error as NSError).userInfo["NSDebugDescription"] ?? error)")
-        }
+        let root = try ConfigJSON.parse(data, file: path)
         var reader = ConfigReader(file: path)
+        reader.requireSources = requireSources
         var config = try reader.read(root)
         config.path = path
         config.applyEnvironment()
@@ -123,6 +140,7 @@ public struct JobConfig: Sendable {
 /// Walks the JSON with a key path, so that errors say exactly where.
 struct ConfigReader {
     let file: String
+    var requireSources = true
 
     func fail(_ key: String, _ expected: String) -> JobError {
         JobError(.config, "\(file): key '\(key)': expected \(expected)")
@@ -208,7 +226,7 @@ struct ConfigReader {
             source.excludeChannels = Set(try strings(sd["excludeChannels"], key + ".excludeChannels") ?? [])
             c.sources.append(source)
         }
-        if c.sources.isEmpty { throw fail("sources", "at least one source") }
+        if c.sources.isEmpty && requireSources { throw fail("sources", "at least one source") }
         if let f = d["feeds"] {
             let fd = try object(f, "feeds", allowed: ["pastHours", "refreshHours", "filtered"])
             if let v = try number(fd["pastHours"], "feeds.pastHours") { c.pastHours = Int(v) }

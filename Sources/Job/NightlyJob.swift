@@ -21,6 +21,21 @@ public struct NightlyJob {
 
     public init(config: JobConfig) { self.config = config }
 
+    /// The options every source's import shares.
+    var pipelineOptions: PipelineOptions {
+        var options = PipelineOptions(cacheDirectory: config.cacheDirectory)
+        options.dryRun = dryRun
+        options.force = force
+        options.collectChanges = dryRun || json || verbose
+        options.maxDeleteShare = config.maxDeleteShare
+        options.maxChannelMB = config.maxChannelMB
+        options.whitelists = config.whitelists
+        options.fetchPolicy = config.fetchPolicy
+        options.now = now
+        options.passCommandErrors = verbose
+        return options
+    }
+
     public func run() throws -> (output: String, status: ExitStatus) {
         let lock = try RunLock(path: config.database + ".lock", wait: waitForLock)
         let progress = Progress(quiet: quiet || json)
@@ -35,6 +50,7 @@ public struct NightlyJob {
         var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
         var touched = false
+        let pipeline = ImportPipeline(store: store, options: pipelineOptions, progress: progress)
 
         // The database as it was before the first change: the change file's "before" side. Taken
         // only when a source has something to import, so a night of 304s costs nothing.
@@ -49,7 +65,7 @@ public struct NightlyJob {
                 continue
             }
             progress.show("\(source.name): fetching and importing…")
-            let outcome = runSource(source, store: store, beforeImport: takeBefore, progress: progress)
+            let outcome = pipeline.importSource(source.spec, beforeImport: takeBefore)
             progress.clear()
             if outcome.status == "failed", status == .success { status = outcome.exitStatus }
             if outcome.status == "applied" { touched = true }
@@ -106,99 +122,17 @@ public struct NightlyJob {
         for s in report.sources where s.status == "failed" {
             JobLog.logger.error("source \(s.name): \(s.error ?? "failed")", metadata: ["source": "\(s.name)"])
         }
-        if quiet && status == .success { return ("", status) }
+        // Cron mails whatever is printed: with --quiet a failure is its line on stderr (above), success nothing.
+        if quiet { return ("", status) }
         let output = try store.read { context -> String in
             if json { return report.json(model: model, context: context) }
-            var text = report.text(showChanges: dryRun || verbose, context: context)
-            if pruned > 0 { text += "\nretention: \(pruned) programmes that ended more than \(config.retentionDays) days ago \(dryRun ? "would be" : "were") pruned" }
+            var text = report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose)
+            if pruned > 0 { text += "\nretention: \(plural(pruned, "programme")) that ended more than \(plural(config.retentionDays, "day")) ago \(dryRun ? "would be" : pruned == 1 ? "was" : "were") pruned" }
             if !exportLine.isEmpty { text += "\n" + exportLine }
             if !changeFileLine.isEmpty { text += "\n" + changeFileLine }
             return text
         }
         return (output, status)
-    }
-
-    struct SourceOutcome {
-        var report: RunReport.Source
-        var status: String { report.status }
-        var exitStatus: ExitStatus
-    }
-
-    /// How `source` is imported tonight.
-    func importOptions(for source: JobConfig.Source, progress: Progress) -> ImportOptions {
-        var options = ImportOptions(source: source.name, force: force, maxDeleteShare: config.maxDeleteShare,
-                                    collectChanges: dryRun || json || verbose,
-                                    reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
-                                                               excludeChannels: source.excludeChannels),
-                                    now: now)
-        options.programmeInsertValues = ["changedAt": .date(now)]
-        options.maxChannelBytes = Int64(config.maxChannelMB) << 20
-        options.progress = { programmes in progress.show("\(source.name): \(programmes) programmes merged") }
-        return options
-    }
-
-    /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
-    func runSource(_ source: JobConfig.Source, store: Store, beforeImport: () throws -> Void, progress: Progress) -> SourceOutcome {
-        if let command = source.command {
-            return runCommandSource(source, command, store: store, beforeImport: beforeImport, progress: progress)
-        }
-        func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
-            SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
-        }
-        var file = source.url
-        var download: Download?
-        var sampleCopy: String?
-        defer {
-            if let d = download, !d.isLocal { try? FileManager.default.removeItem(atPath: d.file) }
-            if let s = sampleCopy { try? FileManager.default.removeItem(atPath: s) }
-        }
-        let previous = (try? FetchState.load(store, source: source.name)) ?? nil
-        if source.isBundledSample {
-            do { file = try BundledSample.rebasedCopy(of: source.url, to: now); sampleCopy = file } catch {
-                return failed(.noInput, "\(error)")
-            }
-        } else {
-            do {
-                try FileManager.default.createDirectory(atPath: config.cacheDirectory, withIntermediateDirectories: true)
-            } catch {
-                return failed(.cannotCreate, "cannot create the cache directory \(config.cacheDirectory): \(error.localizedDescription)")
-            }
-            let request = FetchRequest(url: source.url, validators: force ? nil : previous?.validators,
-                                       previousContentHash: force ? nil : previous?.contentHash, force: force, policy: config.fetchPolicy)
-            do {
-                switch try Fetcher(cacheDirectory: config.cacheDirectory).fetch(request) {
-                case .notModified:
-                    return SourceOutcome(report: .init(name: source.name, status: "unchanged", error: nil, report: nil), exitStatus: .success)
-                case .downloaded(let d):
-                    download = d
-                    file = d.file
-                }
-            } catch {
-                if case .notFound = error.kind { return failed(.noInput, error.message) }
-                return failed(.unavailable, error.message)
-            }
-        }
-        let options = importOptions(for: source, progress: progress)
-        do {
-            try beforeImport()
-            let r = try importGuide(into: store, files: [file], options: options, dryRun: dryRun, overwritable: config.whitelists)
-            if !dryRun, let d = download {
-                // Only now is this download the last good one: keep it and its validators.
-                let lastGood = config.cacheDirectory + "/" + FeedExporter.fileName(for: source.name).replacingOccurrences(of: ".ics", with: ".last-good")
-                if !d.isLocal {
-                    _ = try? FileManager.default.removeItem(atPath: lastGood)
-                    try? FileManager.default.moveItem(atPath: d.file, toPath: lastGood)
-                }
-                try? FetchState.save(store, source: source.name, url: source.url, validators: d.validators, contentHash: d.contentHash)
-            }
-            return SourceOutcome(report: .init(name: source.name, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r), exitStatus: .success)
-        } catch let error as ImportError {
-            var message = "\(error)"
-            if let d = download, !d.isLocal { message = message.replacingOccurrences(of: d.file, with: source.url) }
-            return failed(ExitStatus(error), message)
-        } catch {
-            return failed(.cannotCreate, "\(error)")
-        }
     }
 
     /// Deletes programmes that ended longer ago than the retention (reported as pruned); returns

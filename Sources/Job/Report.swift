@@ -33,6 +33,7 @@ public struct RunReport: Sendable {
                 if let r = s.report {
                     d["guard"] = r.guardVerdict
                     d["programmesRead"] = r.programmesRead
+                    d["duplicatesDropped"] = r.duplicatesDropped
                 }
                 return d
             },
@@ -55,23 +56,35 @@ public struct RunReport: Sendable {
 
     // MARK: Text
 
-    /// A short text for people: one line per source and entity, the warnings counted by kind,
-    /// and (verbose or dry run) the changes grouped by channel, capped.
-    public func text(showChanges: Bool, context: ObjectContext?, maxChangesPerChannel: Int = 20) -> String {
+    /// A short text for people: one line per source and entity, the warnings counted by kind
+    /// (verbose: each with its file and line), and (verbose or dry run) the changes grouped by
+    /// channel, capped.
+    public func text(showChanges: Bool, context: ObjectContext?, maxChangesPerChannel: Int = 20, listWarnings: Bool = false) -> String {
         var lines: [String] = []
         if dryRun { lines.append("Dry run: nothing was changed.") }
         for s in sources {
+            // A dry run says what it would do.
+            let status = dryRun && s.status == "applied" ? "would apply" : s.status
             guard let r = s.report else {
-                lines.append("source \(s.name): \(s.status)\(s.error.map { ": \($0)" } ?? "")")
+                lines.append("source \(s.name): \(status)\(s.error.map { ": \($0)" } ?? "")")
                 continue
             }
-            lines.append("source \(s.name): \(s.status)\(s.error.map { ": \($0)" } ?? "") (\(r.programmesRead) programmes read, safety guard \(r.guardVerdict))")
+            let read = r.duplicatesDropped > 0
+                ? "\(plural(r.programmesRead + r.duplicatesDropped, "programme element")) read, \(plural(r.duplicatesDropped, "duplicate")) dropped"
+                : "\(plural(r.programmesRead, "programme")) read"
+            lines.append("source \(s.name): \(status)\(s.error.map { ": \($0)" } ?? "") (\(read), safety guard \(r.guardVerdict))")
             lines.append("  channels:   \(r.channels.inserted) inserted, \(r.channels.updated) updated, \(r.channels.deleted) deleted, \(r.channels.unchanged) unchanged")
             lines.append("  programmes: \(r.programmes.inserted) inserted, \(r.programmes.updated) updated, \(r.programmes.deleted) deleted, \(r.programmes.unchanged) unchanged, \(r.keptAsHistory) kept as history")
             if !r.warnings.isEmpty {
                 var byKind: [String: Int] = [:]
                 for w in r.warnings { byKind[w.kind, default: 0] += 1 }
-                lines.append("  warnings: " + byKind.keys.sorted().map { "\(byKind[$0]!) \($0)" }.joined(separator: ", "))
+                lines.append("  warnings: " + byKind.keys.sorted().map { "\(byKind[$0] ?? 0) \($0)" }.joined(separator: ", "))
+                if listWarnings {
+                    for w in r.warnings {
+                        let place = [w.file, w.line.map(String.init)].compactMap { $0 }.joined(separator: ":")
+                        lines.append("    \(place.isEmpty ? "" : place + ": ")\(w.kind): \(w.message)")
+                    }
+                }
             }
             if showChanges && !r.changes.isEmpty {
                 lines += ChangeRendering.text(r.changes, windows: r.windows, context: context, cap: maxChangesPerChannel)
@@ -79,4 +92,9 @@ public struct RunReport: Sendable {
         }
         return lines.joined(separator: "\n")
     }
+}
+
+/// "1 programme", "2 programmes".
+func plural(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
 }

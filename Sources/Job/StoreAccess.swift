@@ -21,6 +21,7 @@ public enum StoreAccess {
     /// database): `edit` and `status` take no config but must know the entities it added.
     public static func modules(storedIn path: String) throws -> [ModelModule] {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
+        try refuseDirectory(path)
         let json: String? = try DatabaseQueue(path: path).read { db in
             guard try db.tableExists(settingsTable) else { return nil }
             return try String.fetchOne(db, sql: "SELECT value FROM \(settingsTable) WHERE key = 'modules'")
@@ -52,7 +53,16 @@ public enum StoreAccess {
         }
     }
 
+    /// SQLite says only "unable to open database file" (error 14) about a directory.
+    static func refuseDirectory(_ path: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw JobError(.cannotCreate, "database \(path) is a directory, not a database file (for example --db \((path as NSString).appendingPathComponent("tvimport.sqlite")))")
+        }
+    }
+
     public static func open(path: String, model: ObjectModel, mustExist: Bool = false) throws -> Store {
+        try refuseDirectory(path)
         if mustExist && !FileManager.default.fileExists(atPath: path) {
             throw JobError(.noInput, "database \(path) does not exist (run an import first)")
         }

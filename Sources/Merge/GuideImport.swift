@@ -60,7 +60,10 @@ public struct SourceImportReport: Sendable {
     public var changes: [MergeChange] = []
     /// The safety guard's verdict, in words.
     public var guardVerdict = "passed"
+    /// Programmes merged: the programme elements read, less duplicates and channels left out.
     public var programmesRead = 0
+    /// Programme elements dropped as duplicates of another with the same identity.
+    public var duplicatesDropped = 0
     /// The XMLTV ids of the channels whose programmes (or own attributes) changed.
     public var touchedChannelIDs = Set<String>()
 
@@ -217,6 +220,7 @@ public final class GuideImporter {
 
     private func mergeBlock(_ block: PreparedBlock) throws {
         report.warnings += block.warnings.prefix(max(0, 10_000 - report.warnings.count))
+        report.duplicatesDropped += block.warnings.reduce(0) { $0 + ($1.kind == "duplicate" || $1.kind == "conflicting-duplicate" ? 1 : 0) }
         guard !block.incoming.isEmpty else { return }
         let channel = block.channel
         report.programmesRead += block.incoming.count

@@ -20,6 +20,8 @@ final class GuideInput {
     /// file deserves a better message than libxml2's "Extra content at the end of the document".
     enum Start { case nothing, whitespace, content }
     private(set) var start = Start.nothing
+    /// The first bytes of XML after leading whitespace, to say what a file that is not XML holds.
+    private(set) var head: [UInt8] = []
 
     private let descriptor: Int32
     private let observer: (@Sendable (UnsafeRawBufferPointer) -> Void)?
@@ -72,14 +74,24 @@ final class GuideInput {
         guard failure == nil else { return -1 }
         guard count > 0, !finished else { return 0 }
         let got = isGzip ? inflate(into: buffer, count: count) : copy(into: buffer, count: count)
-        if got > 0 && start != .content { noteStart(buffer, got) }
+        if got > 0 && (start != .content || head.count < 16) { noteStart(buffer, got) }
         if got == 0 { finished = true }
         return failure == nil ? got : -1
     }
 
     private func noteStart(_ buffer: UnsafeMutablePointer<UInt8>, _ count: Int) {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        start = UnsafeBufferPointer(start: buffer, count: count).allSatisfy(isSpace) ? .whitespace : .content
+        let bytes = UnsafeBufferPointer(start: buffer, count: count)
+        if start != .content {
+            guard let first = bytes.firstIndex(where: { !isSpace($0) }) else {
+                start = .whitespace
+                return
+            }
+            start = .content
+            head = Array(bytes[first...].prefix(16))
+        } else {
+            head += bytes.prefix(16 - head.count)
+        }
     }
 
     /// Reads whatever libxml2 left unread, so that a truncated or corrupt gzip tail is still

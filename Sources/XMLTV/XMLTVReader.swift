@@ -415,7 +415,37 @@ public final class XMLTVReader {
             let what = input.start == .nothing ? "the file is empty" : "the file holds only whitespace"
             return XMLTVError(file: path, message: what + (input.isGzip ? " (after gzip decompression)" : "") + ": no XMLTV document")
         }
+        if !rootOpen, input.failure == nil, let notXML = Self.notXMLDescription(input.head) {
+            return XMLTVError(file: path, line: 1, message: notXML + (input.isGzip ? " (after gzip decompression)" : ""))
+        }
         return XMLTVError(file: path, line: sink.line ?? lineOrNil(), message: input.failure ?? sink.message ?? message)
+    }
+
+    /// "not XML (starts with …)" for a file whose first character cannot begin an XML document
+    /// (libxml2 only says "Document is empty"); nil when it could be XML.
+    static func notXMLDescription(_ head: [UInt8]) -> String? {
+        var bytes = head[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        guard let first = bytes.first, first != UInt8(ascii: "<") else { return nil }
+        // UTF-16 and UTF-32 documents (a byte order mark, or `<` beside zero bytes): libxml2 reads those.
+        for start: [UInt8] in [[0xFE, 0xFF], [0xFF, 0xFE], [0x00, 0x3C], [0x00, 0x00]] where bytes.starts(with: start) { return nil }
+        let printable = bytes.allSatisfy { ($0 >= 0x20 && $0 < 0x7F) || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D || $0 >= 0x80 }
+        let shown: String
+        if printable, let text = String(validating: bytes, as: UTF8.self) {
+            var escaped = ""
+            for c in text.unicodeScalars {
+                switch c {
+                case "\n": escaped += "\\n"
+                case "\r": escaped += "\\r"
+                case "\t": escaped += "\\t"
+                default: escaped.unicodeScalars.append(c)
+                }
+            }
+            shown = "\"" + escaped + "\""
+        } else {
+            shown = "bytes " + bytes.prefix(8).map { let h = String($0, radix: 16); return h.count == 1 ? "0" + h : h }.joined(separator: " ")
+        }
+        return "not XML (starts with \(shown))"
     }
 
     private func inputError() -> XMLTVError {

@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import Job
 
-/// The command line of CONTRACT.md. Each command is a thin shell over the Job library: parse the
-/// flags, call the job, print, exit with the contract's code.
+/// The command line (the table in README.md). Each command is a thin shell over the Job library:
+/// parse the flags, call the job, print, exit with the documented code.
 @main
 struct TVImport: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -11,16 +11,37 @@ struct TVImport: ParsableCommand {
         abstract: "Import XMLTV TV listings into SQLite and publish iCalendar feeds.",
         discussion: """
             Run nightly from cron or a systemd timer. `tvimport` alone is `tvimport run`.
-            Exit codes: 0 success, 64 usage, 65 bad input data (nothing changed), 66 input missing,
-            69 download failed, 73 output not writable, 75 locked by another run, 78 configuration.
+
+            Exit codes: 0 success, 64 usage, 65 bad input data (nothing changed), 66 input missing, 69 download failed, 73 output not writable, 75 locked by another run, 78 configuration.
 
             Examples:
               tvimport                       # tonight's run (bundled sample config when no --config)
               tvimport --dry-run             # what tonight's run would change; touches nothing
               tvimport import --db tv.sqlite guide.xml.gz
             """,
+        version: BuildVersion.description,
         subcommands: [Run.self, Import.self, Export.self, Edit.self, Status.self, Model.self, Apply.self, Undo.self],
         defaultSubcommand: Run.self)
+
+    /// A mistyped command would otherwise be read as `run` with stray arguments ("Unknown option
+    /// '--db'"): name the command meant instead.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let word = arguments.first, let message = CommandSuggestion.unknownCommandMessage(word, known: commandNames) {
+            FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    static var commandNames: [String] {
+        configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() } + ["help"]
+    }
 }
 
 /// Prints `text` (if any) and exits with the status; errors become one line on stderr.
@@ -44,34 +65,56 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 extension LogFormat: ExpressibleByArgument {}
 
+/// `--db`, shared by every command that opens the database. Left out, it defaults as `run`'s does.
+struct DatabaseOption: ParsableArguments {
+    @Option(help: "The SQLite database (default: the config's database, else $TVIMPORT_DB, else ./tvimport.sqlite).")
+    var db: String?
+
+    /// The database to use, given the config the command was handed (if any).
+    func resolved(config: JobConfig? = nil) -> String {
+        db ?? config?.database ?? JobConfig.defaultDatabase()
+    }
+}
+
+/// What `run` and `import` share: preview, report format, force and how much to say.
+struct ImportFlags: ParsableArguments {
+    @Flag(help: "Do everything up to the commit, print what would change, change nothing.") var dryRun = false
+    @Option(help: "Report format.") var format: OutputFormat = .text
+    @Flag(help: "Ignore HTTP validators and the safety guard.") var force = false
+    @Flag(help: "Print nothing on success; a failure is one line on stderr.") var quiet = false
+    @Flag(help: "List every change and every warning with its file and line.") var verbose = false
+
+    func validate() throws {
+        if quiet && verbose { throw ValidationError("--quiet and --verbose exclude each other") }
+    }
+}
+
 struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Merge XMLTV files (plain or gzip) into the database as one source.",
+        abstract: "Merge XMLTV files (plain or gzip) or URLs into the database as one source.",
         discussion: """
-            Several files are one import: read together, one merge, one transaction.
+            Several files are one import: read together, one merge, one transaction. `-` reads standard input. An http(s) URL is fetched like a source of the config (conditional GET, cache, fail closed).
 
             Example:
               tvimport import --db tv.sqlite --source uk --dry-run --format json uk-guide.xml.gz
             """)
 
-    @Option(help: "The SQLite database (created if missing).") var db: String
-    @Option(help: "The source name (default: the first file's base name without extensions).") var source: String?
-    @Flag(help: "Do everything up to the commit, print what would change, change nothing.") var dryRun = false
-    @Option(help: "Report format.") var format: OutputFormat = .text
-    @Flag(help: "Apply even when the safety guard refuses.") var force = false
-    @Flag(help: "List every change.") var verbose = false
-    @Flag(inversion: .prefixedNo, help: "Write changes/<run-id>.json (the diff of this import, for apply and undo).")
+    @OptionGroup var database: DatabaseOption
+    @Option(help: "The source name (default: default).") var source: String?
+    @OptionGroup var flags: ImportFlags
+    @Flag(inversion: .prefixedNo, help: "Write a change file of this import (for apply and undo).")
     var changeFile = true
-    @Argument(help: "XMLTV files.") var files: [String]
+    @Argument(help: "XMLTV files, URLs, or - for standard input.") var files: [String]
 
     func run() throws {
         finish {
-            var job = ImportJob(database: db, files: files)
+            var job = ImportJob(database: database.resolved(), files: files)
             job.source = source
-            job.dryRun = dryRun
-            job.force = force
-            job.json = format == .json
-            job.verbose = verbose
+            job.dryRun = flags.dryRun
+            job.force = flags.force
+            job.json = flags.format == .json
+            job.quiet = flags.quiet
+            job.verbose = flags.verbose
             job.writeChangeFile = changeFile
             return try job.run()
         }
@@ -82,32 +125,44 @@ struct Edit: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set attributes of a stored object (local edits survive imports unless whitelisted).",
         discussion: """
-            A programme's id is CHANNEL/START[/CLUMP], START as 20261122030000 +0000 or 2026-11-22T03:00:00Z.
+            A programme's id is CHANNEL/START[/CLUMP], START as 20261122030000 +0000 or 2026-11-22T03:00:00Z. `KEY=` clears an attribute (or sets an empty text where the attribute must have a value); `--unset KEY` always clears it. Identity keys and derived attributes are refused; an attribute the next import overwrites (see `tvimport model`) needs --force.
 
             Example:
-              tvimport edit --db tv.sqlite Channel bbc1.uk hidden=true customName="BBC One"
+              tvimport edit Channel bbc1.uk hidden=true customName="BBC One"
             """)
 
-    @Option(help: "The SQLite database.") var db: String
+    @OptionGroup var database: DatabaseOption
+    @Option(name: .customLong("unset"), help: "An attribute to clear (repeatable).") var unset: [String] = []
+    @Flag(help: "Also set attributes that the next import overwrites.") var force = false
     @Argument(help: "The entity, for example Channel or Programme.") var entity: String
     @Argument(help: "The object's identifier.") var id: String
-    @Argument(help: "KEY=VALUE assignments.") var assignments: [String]
+    @Argument(help: "KEY=VALUE assignments.") var assignments: [String] = []
+
+    func validate() throws {
+        if assignments.isEmpty && unset.isEmpty { throw ValidationError("give at least one KEY=VALUE or --unset KEY") }
+    }
 
     func run() throws {
-        finish { (try EditCommand.run(database: db, entityName: entity, id: id, assignments: assignments), .success) }
+        finish {
+            var edit = EditCommand(database: database.resolved(), entityName: entity, id: id)
+            edit.assignments = assignments
+            edit.unset = unset
+            edit.force = force
+            return (try edit.run(), .success)
+        }
     }
 }
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what is stored and the last runs.",
-        discussion: "Example:\n  tvimport status --db tv.sqlite --format json")
+        discussion: "Example:\n  tvimport status --format json")
 
-    @Option(help: "The SQLite database.") var db: String
+    @OptionGroup var database: DatabaseOption
     @Option(help: "Report format.") var format: OutputFormat = .text
 
     func run() throws {
-        finish { (try StatusCommand.run(database: db, json: format == .json), .success) }
+        finish { (try StatusCommand.run(database: database.resolved(), json: format == .json), .success) }
     }
 }
 
@@ -131,8 +186,7 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The nightly job: fetch, parse, merge, export, report (the default command).",
         discussion: """
-            Without --config, the bundled sample configuration imports a bundled sample guide (no
-            network) into ./tvimport.sqlite and writes feeds to ./feeds/.
+            Without --config, the bundled sample configuration imports a bundled sample guide (no network) into ./tvimport.sqlite and writes feeds to ./feeds/.
 
             Examples:
               tvimport run --config /etc/tvimport/config.json --quiet
@@ -140,11 +194,7 @@ struct Run: ParsableCommand {
             """)
 
     @Option(help: "The configuration file (JSON).") var config: String?
-    @Flag(help: "Do everything up to the commit, print what would change, change nothing.") var dryRun = false
-    @Option(help: "Report format.") var format: OutputFormat = .text
-    @Flag(help: "Ignore HTTP validators and the safety guard.") var force = false
-    @Flag(help: "Print nothing on success.") var quiet = false
-    @Flag(help: "List every change.") var verbose = false
+    @OptionGroup var flags: ImportFlags
     @Flag(help: "Wait for another run to finish instead of exiting 75.") var wait = false
     @Option(help: "Log lines on stderr as text or JSON (for containers).") var logFormat: LogFormat = .text
 
@@ -154,11 +204,11 @@ struct Run: ParsableCommand {
         finish {
             let cfg = try config.map { try JobConfig.load(path: $0) } ?? JobConfig.bundledSample()
             var job = NightlyJob(config: cfg)
-            job.dryRun = dryRun
-            job.force = force
-            job.json = format == .json
-            job.quiet = quiet
-            job.verbose = verbose
+            job.dryRun = flags.dryRun
+            job.force = flags.force
+            job.json = flags.format == .json
+            job.quiet = flags.quiet
+            job.verbose = flags.verbose
             job.waitForLock = wait
             return try job.run()
         }
@@ -168,14 +218,30 @@ struct Run: ParsableCommand {
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "(Re)write the iCalendar feeds and index.html from the database.",
-        discussion: "Unchanged feeds keep their bytes and mtime.\n\nExample:\n  tvimport export --db tv.sqlite --out /var/www/tv --config /etc/tvimport/config.json")
+        discussion: """
+            Unchanged feeds keep their bytes and mtime. Without --config the feeds cover the past 24 hours (--past-hours) and everything ahead; a config adds filtered feeds, the base URL and its windows.
 
-    @Option(help: "The SQLite database.") var db: String
-    @Option(help: "The output directory.") var out: String
+            Example:
+              tvimport export --db tv.sqlite --out /var/www/tv --config /etc/tvimport/config.json
+            """)
+
+    @OptionGroup var database: DatabaseOption
+    @Option(help: "The output directory (default: the config's output, else ./feeds).") var out: String?
     @Option(help: "A config file for filtered feeds, base URL and windows.") var config: String?
+    @Option(help: "How many hours of the past the feeds keep (default: the config's, else 24).") var pastHours: Int?
+
+    func validate() throws {
+        if let pastHours, pastHours < 0 { throw ValidationError("--past-hours must be 0 or more") }
+    }
 
     func run() throws {
-        finish { try ExportCommand.run(database: db, output: out, configPath: config) }
+        finish {
+            let cfg = try config.map { try JobConfig.load(path: $0, requireSources: false) }
+            var export = ExportCommand(database: database.resolved(config: cfg), output: out ?? cfg?.output ?? "feeds")
+            export.config = cfg
+            export.pastHours = pastHours
+            return try export.run()
+        }
     }
 }
 
@@ -183,19 +249,18 @@ struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply a change file (from changes/ of another database) to this database.",
         discussion: """
-            An object whose current values differ from the file's old values is a conflict: it is
-            reported and left untouched (exit 65).
+            An object whose current values differ from the file's old values is a conflict: it is reported and left untouched (exit 65).
 
             Example:
               tvimport apply --db mirror.sqlite changes/20261122T030000Z.json
             """)
 
-    @Option(help: "The database to change.") var db: String
+    @OptionGroup var database: DatabaseOption
     @Flag(help: "Report what would be applied; change nothing.") var dryRun = false
     @Argument(help: "The change file.") var file: String
 
     func run() throws {
-        finish { try ApplyCommand.apply(database: db, file: file, dryRun: dryRun) }
+        finish { try ApplyCommand.apply(database: database.resolved(), file: file, dryRun: dryRun) }
     }
 }
 
@@ -204,9 +269,9 @@ struct Undo: ParsableCommand {
         abstract: "Revert the last import by applying the inverse of its change file.",
         discussion: "Objects changed since (by a later import or an edit) are conflicts and stay as they are.\n\nExample:\n  tvimport undo --db tv.sqlite")
 
-    @Option(help: "The database.") var db: String
+    @OptionGroup var database: DatabaseOption
 
     func run() throws {
-        finish { try ApplyCommand.undo(database: db) }
+        finish { try ApplyCommand.undo(database: database.resolved()) }
     }
 }

@@ -59,7 +59,7 @@ import Testing
         #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
         // Someone renamed a programme in b: the file's old title no longer matches there.
         let id = "alpha.test/" + xmltvTime(guideBase())
-        #expect(try box.run(["edit", "--db", "b.sqlite", "Programme", id, "title=Renamed"]).status == 0)
+        #expect(try box.run(["edit", "--db", "b.sqlite", "--force", "Programme", id, "title=Renamed"]).status == 0)
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
             .filter { !$0.hasSuffix(".patch.json") }.sorted().last)
         let r = try box.run(["apply", "--db", "b.sqlite", "changes/" + file])

@@ -7,22 +7,7 @@ import Glibc
 /// A bad download never hurts the guide: after each kind of failure the database, the feeds and
 /// the last good download are byte-identical to before, and the exit code says why.
 @Suite(.serialized) struct FailClosedTests {
-    /// Starts Fixtures/guide_server.py serving `guide`; returns its base URL and a stopper.
-    func startServer(_ box: Sandbox, guide: String) throws -> (String, () -> Void) {
-        try box.write("served.xml", guide)
-        let script = repoRoot.appendingPathComponent("Tests/JobTests/Fixtures/guide_server.py").path
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", script, box.path("served.xml")]
-        let output = Pipe(), input = Pipe()
-        server.standardOutput = output
-        server.standardInput = input
-        server.standardError = FileHandle.nullDevice
-        try server.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "server said '\(line)'")
-        return ("http://127.0.0.1:\(port)", { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() })
-    }
+    func startServer(_ box: Sandbox, guide: String) throws -> (String, () -> Void) { try startGuideServer(box, guide: guide) }
 
     /// Bytes of every file that must not change: the database (and its WAL, if any), the feeds,
     /// the fetch cache.

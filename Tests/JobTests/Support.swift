@@ -176,3 +176,20 @@ func storedData(_ box: Sandbox, _ db: String) throws -> String {
     json["runs"] = nil
     return String(decoding: try JSONSerialization.data(withJSONObject: json, options: [.sortedKeys]), as: UTF8.self)
 }
+
+/// Starts Fixtures/guide_server.py serving `guide` on loopback; returns its base URL and a stopper.
+func startGuideServer(_ box: Sandbox, guide: String) throws -> (String, () -> Void) {
+    try box.write("served.xml", guide)
+    let script = repoRoot.appendingPathComponent("Tests/JobTests/Fixtures/guide_server.py").path
+    let server = Process()
+    server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    server.arguments = ["python3", script, box.path("served.xml")]
+    let output = Pipe(), input = Pipe()
+    server.standardOutput = output
+    server.standardInput = input
+    server.standardError = FileHandle.nullDevice
+    try server.run()
+    let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+    let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "server said '\(line)'")
+    return ("http://127.0.0.1:\(port)", { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() })
+}

@@ -83,17 +83,18 @@ import Testing
         #expect(runtime.contains { $0.keyword == "ENTRYPOINT" && $0.arguments.contains("tini") })
     }
 
-    /// The binary and the resource bundle that Bundle.module finds next to it (the bundled sample).
-    @Test func theImageGetsTheBinaryAndItsResourceBundle() throws {
+    /// The binary, its resources in /usr/local/share/tvimport (where it looks: ../share/tvimport
+    /// from the binary), the man page and the completions.
+    @Test func theImageGetsTheBinaryItsResourcesAndDocs() throws {
         let build = try Self.stages()[0].filter { $0.keyword == "RUN" }.map(\.arguments).joined(separator: "\n")
         #expect(build.contains("cp .build/release/tvimport /staging/bin/"))
-        #expect(build.contains("cp -R .build/release/tvimport_Job.resources /staging/bin/"))
-        // SwiftPM names the bundle PACKAGE_TARGET.resources in every configuration: check the debug build's.
-        var isDirectory: ObjCBool = false
-        #expect(FileManager.default.fileExists(atPath: repoRoot.appendingPathComponent(".build/debug/tvimport_Job.resources/Resources/sample-guide.xml").path),
-                "the resource bundle's name or layout changed")
-        #expect(FileManager.default.fileExists(atPath: repoRoot.appendingPathComponent(".build/debug/tvimport_Job.resources").path, isDirectory: &isDirectory) && isDirectory.boolValue)
-        #expect(try Self.stages()[1].contains { $0.keyword == "COPY" && $0.arguments == "--from=build /staging/bin/ /usr/local/bin/" })
+        #expect(build.contains("cp Sources/Job/Resources/* /staging/share/tvimport/"))
+        #expect(build.contains("cp docs/tvimport.1 /staging/share/man/man1/"))
+        #expect(build.contains("cp docs/completions/tvimport.bash /staging/share/bash-completion/completions/tvimport"))
+        #expect(FileManager.default.fileExists(atPath: repoRoot.appendingPathComponent("Sources/Job/Resources/sample-guide.xml").path))
+        let runtime = try Self.stages()[1]
+        #expect(runtime.contains { $0.keyword == "COPY" && $0.arguments == "--from=build /staging/bin/ /usr/local/bin/" })
+        #expect(runtime.contains { $0.keyword == "COPY" && $0.arguments == "--from=build /staging/share/ /usr/local/share/" })
     }
 
     /// Every file the Dockerfile copies from the context exists, and .dockerignore keeps it in.
@@ -107,7 +108,7 @@ import Testing
                 #expect(!ignored.contains { source == $0 || source.hasPrefix($0 + "/") }, "COPY \(source): excluded by .dockerignore")
             }
         }
-        for needed in ["Package.swift", "Sources", "Tests", "scripts", "Schedules"] {
+        for needed in ["Package.swift", "Sources", "Tests", "scripts", "Schedules", "docs", "Plugins"] {
             #expect(!ignored.contains(needed), "\(needed) is needed by the build stage")
         }
         #expect(ignored.contains(".build"), "a local .build must not leak into the image build")

@@ -60,13 +60,34 @@ import Testing
                                                       "--authors", "the tvimport developers", "--output-directory", "-"])
         #expect(generated.status == 0, "\(generated.output)")
         #expect(Date().timeIntervalSince(started) < 10)
-        #expect(generated.stdout.trimmingCharacters(in: .newlines) == committed.trimmingCharacters(in: .newlines),
+        // scripts/generate-docs finishes the page with scripts/finish-manual: so does the test.
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("tvimport-\(UUID().uuidString).1")
+        try generated.stdout.write(to: raw, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: raw) }
+        let finished = try run("/bin/sh", ["-c", "\"$0\" < \"$1\"", repoRoot.appendingPathComponent("scripts/finish-manual").path, raw.path])
+        #expect(finished.status == 0, "\(finished.output)")
+        #expect(finished.stdout.trimmingCharacters(in: .newlines) == committed.trimmingCharacters(in: .newlines),
                 "docs/tvimport.1 is stale: run scripts/generate-docs")
         // scripts/generate-docs dates the page by the last commit that changed the command line.
         if let git = which("git") {
             let last = try run(git, ["-C", repoRoot.path, "log", "-1", "--format=%cs", "--", "Sources/tvimport"])
             let day = last.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             if last.status == 0 && !day.isEmpty { #expect(parser.string(from: date) == day, "docs/tvimport.1 is dated \(dd), the CLI changed on \(day)") }
+        }
+    }
+
+    /// groff's mdoc macros accept the page without a warning, and it has the sections a man page needs.
+    @Test(.enabled(if: which("man") != nil, "man (Debian man-db) is not installed"))
+    func theManPageRendersWithoutWarnings() throws {
+        let page = repoRoot.appendingPathComponent("docs/tvimport.1").path
+        let r = try run("/bin/sh", ["-c", "MANWIDTH=80 man -l \"$0\" 2>&1 >/dev/null", page])
+        #expect(r.stdout.isEmpty, "man -l docs/tvimport.1 warns: \(r.stdout)")
+        let text = try repoFile("docs/tvimport.1")
+        for section in [".Sh FILES", ".Sh CONFIGURATION", ".Sh \"EXIT STATUS\""] { #expect(text.contains(section), "no \(section)") }
+        // Schedules/config.example.json uses every key (ExampleConfigTests): each is in the page.
+        let example = try #require(try JSONSerialization.jsonObject(with: Data(repoFile("Schedules/config.example.json").utf8)) as? [String: Any])
+        for key in example.keys where !key.hasPrefix("_") {
+            #expect(text.contains(".It Ic \(key)"), "CONFIGURATION of docs/man-sections.mdoc does not list \(key)")
         }
     }
 

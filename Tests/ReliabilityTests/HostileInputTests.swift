@@ -136,7 +136,7 @@ let hostileCases: [HostileCase] = [
         let before = checksum(box.path("tv.sqlite"))
         let treeBefore = box.tree()
 
-        let r = try box.tvimport(["import", "--db", "tv.sqlite", c.name], timeout: 20)
+        let r = try box.tvimport(["import", "--db", "tv.sqlite", "--source", "hostile", c.name], timeout: 20)
         let status = try #require(r.status, "\(c.name): still running after 20 s")
         #expect(status < 128, "\(c.name): died of signal \(status - 128): \(r.stderr)")
         #expect(c.allowed.contains(status), "\(c.name): exit \(status), expected one of \(c.allowed.sorted()); stderr: \(r.stderr)")

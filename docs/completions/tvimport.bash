@@ -163,7 +163,7 @@ _tvimport() {
     local -a unparsed_words=("${COMP_WORDS[@]:1:${COMP_CWORD}}")
 
     local -a repeating_flags=()
-    local -a non_repeating_flags=(-h --help)
+    local -a non_repeating_flags=(--version -h --help)
     local -a repeating_options=()
     local -a non_repeating_options=()
     __tvimport_offer_flags_options 0
@@ -186,7 +186,7 @@ _tvimport() {
 
 _tvimport_run() {
     repeating_flags=()
-    non_repeating_flags=(--dry-run --force --quiet --verbose --wait -h --help)
+    non_repeating_flags=(--dry-run --force --quiet --verbose --wait --version -h --help)
     repeating_options=()
     non_repeating_options=(--config --format --log-format)
     __tvimport_offer_flags_options 0
@@ -209,7 +209,7 @@ _tvimport_run() {
 
 _tvimport_import() {
     repeating_flags=()
-    non_repeating_flags=(--dry-run --force --verbose --change-file --no-change-file -h --help)
+    non_repeating_flags=(--dry-run --force --quiet --verbose --change-file --no-change-file --version -h --help)
     repeating_options=()
     non_repeating_options=(--db --source --format)
     __tvimport_offer_flags_options -1
@@ -231,9 +231,9 @@ _tvimport_import() {
 
 _tvimport_export() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --out --config)
+    non_repeating_options=(--db --out --config --past-hours)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
@@ -247,13 +247,16 @@ _tvimport_export() {
     '--config')
         return
         ;;
+    '--past-hours')
+        return
+        ;;
     esac
 }
 
 _tvimport_edit() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
-    repeating_options=()
+    non_repeating_flags=(--force --version -h --help)
+    repeating_options=(--unset)
     non_repeating_options=(--db)
     __tvimport_offer_flags_options -1
 
@@ -262,12 +265,15 @@ _tvimport_edit() {
     '--db')
         return
         ;;
+    '--unset')
+        return
+        ;;
     esac
 }
 
 _tvimport_status() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--db --format)
     __tvimport_offer_flags_options 0
@@ -286,7 +292,7 @@ _tvimport_status() {
 
 _tvimport_model() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--config --format)
     __tvimport_offer_flags_options 0
@@ -305,7 +311,7 @@ _tvimport_model() {
 
 _tvimport_apply() {
     repeating_flags=()
-    non_repeating_flags=(--dry-run -h --help)
+    non_repeating_flags=(--dry-run --version -h --help)
     repeating_options=()
     non_repeating_options=(--db)
     __tvimport_offer_flags_options 1
@@ -320,7 +326,7 @@ _tvimport_apply() {
 
 _tvimport_undo() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--db)
     __tvimport_offer_flags_options 0
@@ -334,7 +340,11 @@ _tvimport_undo() {
 }
 
 _tvimport_help() {
-    :
+    repeating_flags=()
+    non_repeating_flags=(--version)
+    repeating_options=()
+    non_repeating_options=()
+    __tvimport_offer_flags_options -1
 }
 
 complete -o filenames -F _tvimport tvimport

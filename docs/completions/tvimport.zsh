@@ -41,6 +41,7 @@ _tvimport() {
 
     local -i ret=1
     local -ar arg_specs=(
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
         '(-): :->command'
         '(-)*:: :->arg'
@@ -50,7 +51,7 @@ _tvimport() {
     command)
         local -ar subcommands=(
             'run:The nightly job: fetch, parse, merge, export, report (the default command).'
-            'import:Merge XMLTV files (plain or gzip) into the database as one source.'
+            'import:Merge XMLTV files (plain or gzip) or URLs into the database as one source.'
             'export:(Re)write the iCalendar feeds and index.html from the database.'
             'edit:Set attributes of a stored object (local edits survive imports unless whitelisted).'
             'status:Show what is stored and the last runs.'
@@ -82,10 +83,11 @@ _tvimport_run() {
         '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
         '--force[Ignore HTTP validators and the safety guard.]'
-        '--quiet[Print nothing on success.]'
-        '--verbose[List every change.]'
+        '--quiet[Print nothing on success; a failure is one line on stderr.]'
+        '--verbose[List every change and every warning with its file and line.]'
         '--wait[Wait for another run to finish instead of exiting 75.]'
         '--log-format[Log lines on stderr as text or JSON (for containers).]:log-format:{__tvimport_complete "${___log_format[@]}"}'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -97,15 +99,17 @@ _tvimport_import() {
     local -i ret=1
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
-        '--db[The SQLite database (created if missing).]:db:'
-        '--source[The source name (default\: the first file'\''s base name without extensions).]:source:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--source[The source name (default\: default).]:source:'
         '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
-        '--force[Apply even when the safety guard refuses.]'
-        '--verbose[List every change.]'
-        '--change-file[Write changes/<run-id>.json (the diff of this import, for apply and undo).]'
-        '--no-change-file[Write changes/<run-id>.json (the diff of this import, for apply and undo).]'
+        '--force[Ignore HTTP validators and the safety guard.]'
+        '--quiet[Print nothing on success; a failure is one line on stderr.]'
+        '--verbose[List every change and every warning with its file and line.]'
+        '--change-file[Write a change file of this import (for apply and undo).]'
+        '--no-change-file[Write a change file of this import (for apply and undo).]'
         '*:files:'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -116,9 +120,11 @@ _tvimport_import() {
 _tvimport_export() {
     local -i ret=1
     local -ar arg_specs=(
-        '--db[The SQLite database.]:db:'
-        '--out[The output directory.]:out:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--out[The output directory (default\: the config'\''s output, else ./feeds).]:out:'
         '--config[A config file for filtered feeds, base URL and windows.]:config:'
+        '--past-hours[How many hours of the past the feeds keep (default\: the config'\''s, else 24).]:past-hours:'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -129,10 +135,13 @@ _tvimport_export() {
 _tvimport_edit() {
     local -i ret=1
     local -ar arg_specs=(
-        '--db[The SQLite database.]:db:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '*--unset[An attribute to clear (repeatable).]:unset:'
+        '--force[Also set attributes that the next import overwrites.]'
         ':entity:'
         ':id:'
         '*:assignments:'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -144,8 +153,9 @@ _tvimport_status() {
     local -i ret=1
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
-        '--db[The SQLite database.]:db:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -159,6 +169,7 @@ _tvimport_model() {
     local -ar arg_specs=(
         '--config[A config file whose modules are added to the built-in ones.]:config:'
         '--format[Output format.]:format:{__tvimport_complete "${___format[@]}"}'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -169,9 +180,10 @@ _tvimport_model() {
 _tvimport_apply() {
     local -i ret=1
     local -ar arg_specs=(
-        '--db[The database to change.]:db:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
         '--dry-run[Report what would be applied; change nothing.]'
         ':file:'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -182,7 +194,8 @@ _tvimport_apply() {
 _tvimport_undo() {
     local -i ret=1
     local -ar arg_specs=(
-        '--db[The database.]:db:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
@@ -194,6 +207,7 @@ _tvimport_help() {
     local -i ret=1
     local -ar arg_specs=(
         '*:subcommands:'
+        '--version[Show the version.]'
     )
     _arguments -w -s -S : "${arg_specs[@]}" && ret=0
 

@@ -1,0 +1,59 @@
+import Feeds
+import Foundation
+import ObjectGraph
+
+/// `tvimport export`: (re)writes the feeds from the database.
+///
+/// ```swift
+/// var export = ExportCommand(database: "tv.sqlite", output: "feeds")
+/// export.pastHours = 48
+/// let (text, status) = try export.run()
+/// ```
+public struct ExportCommand {
+    public var database: String
+    public var output: String
+    /// Filtered feeds, base URL, UID domain and windows; its sources are not needed.
+    public var config: JobConfig?
+    /// Overrides the config's `feeds.pastHours`.
+    public var pastHours: Int?
+    public var now = Int64(Date().timeIntervalSince1970)
+
+    public init(database: String, output: String) {
+        self.database = database
+        self.output = output
+    }
+
+    public func run() throws -> (output: String, status: ExitStatus) {
+        var config = self.config ?? JobConfig()
+        config.database = database
+        config.output = output
+        if let pastHours { config.pastHours = pastHours }
+        let model = try StoreAccess.model(forDatabase: database, userModules: config.modules)
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let report: ExportReport
+        do {
+            report = try config.exporter(store: store, now: now).export()
+        } catch {
+            throw JobError(.cannotCreate, "export to \(output) failed: \(error)")
+        }
+        var text = "feeds: \(report.written.count) written, \(report.unchanged.count) unchanged, \(report.removed.count) removed in \(output)/"
+        if report.events == 0 {
+            text += "\n" + (try emptyWindowExplanation(store, windowStart: now - Int64(config.pastHours) * 3600))
+        }
+        return (text, .success)
+    }
+
+    /// Why the feeds hold nothing: an empty database, or a guide that lies before the window.
+    func emptyWindowExplanation(_ store: Store, windowStart: Int64) throws -> String {
+        let window = "[\(UTCTime.iso8601(windowStart)), …)"
+        return try store.read { context in
+            let count = try context.count("Programme")
+            guard count > 0 else { return "warning: 0 programmes in the window \(window): the database holds no programmes (import a guide first)" }
+            let last = try context.fetchAll("Programme", orderBy: [SortKey("stop", ascending: false)], keys: ["stop", "start"], limit: 1).first
+            let end = last.flatMap { $0["stop"].integerValue ?? $0["start"].integerValue }
+            let ends = end.map { "the guide ends \(UTCTime.iso8601($0))" } ?? "no programme has a time"
+            let hours = end.map { max(1, (now - $0) / 3600 + 1) }
+            return "warning: 0 programmes in the window \(window): \(ends)" + (hours.map { " (--past-hours \($0) would include its last programme)" } ?? "")
+        }
+    }
+}

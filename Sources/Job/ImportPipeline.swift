@@ -1,0 +1,179 @@
+import Fetch
+import Feeds
+import Foundation
+import Merge
+import ObjectGraph
+import XMLTV
+
+/// One source as an import sees it: a name and where its guide comes from.
+///
+/// ```swift
+/// let source = SourceSpec(name: "uk", inputs: [.fetched("https://example.org/uk.xml.gz")])
+/// ```
+public struct SourceSpec: Sendable {
+    /// Where one part of a source's guide comes from.
+    public enum Input: Sendable, Equatable {
+        /// Through the fetcher: an http(s) or file URL or a path, with conditional GET, the cache
+        /// of the last good download and the content hash that makes an identical guide `unchanged`.
+        case fetched(String)
+        /// Read as it is, once: a file, or a named pipe such as `/dev/stdin`.
+        case file(String)
+        /// The bundled sample guide, moved to today so that it always has a future.
+        case bundledSample(String)
+        /// A grabber's standard output, merged as it runs (the source's only input; CommandSource.swift).
+        case command(SourceCommand)
+    }
+
+    public var name: String
+    public var inputs: [Input]
+    /// Seconds east of UTC that replace the zone the feed claims.
+    public var timeOffset: Int?
+    public var includeChannels: Set<String>?
+    public var excludeChannels: Set<String> = []
+
+    public init(name: String, inputs: [Input]) {
+        self.name = name
+        self.inputs = inputs
+    }
+}
+
+/// What every import of a run shares: the options `run` and `import` both take.
+public struct PipelineOptions: Sendable {
+    public var dryRun = false
+    public var force = false
+    /// Collect every change (dry run, JSON and verbose reports); otherwise only count.
+    public var collectChanges = false
+    public var maxDeleteShare = 0.2
+    public var maxChannelMB = 16
+    public var whitelists: [String: Set<String>] = [:]
+    public var cacheDirectory: String
+    public var fetchPolicy = FetchPolicy()
+    public var now = Int64(Date().timeIntervalSince1970)
+    /// Pass a command source's standard error through, each line prefixed with the source's name.
+    public var passCommandErrors = false
+
+    public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
+}
+
+/// The outcome of one source's import, as the report and the exit code need it.
+struct SourceOutcome {
+    var report: RunReport.Source
+    var status: String { report.status }
+    var exitStatus: ExitStatus
+}
+
+/// The one import pipeline: fetch (when remote), read, merge in one transaction, keep the good
+/// download. `run` calls it for each source of its config, `import` for the files it is given.
+struct ImportPipeline {
+    let store: Store
+    let options: PipelineOptions
+    let progress: Progress
+
+    /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
+    /// `beforeImport` runs once the guide is in hand and is about to be merged.
+    func importSource(_ source: SourceSpec, beforeImport: () throws -> Void = {}) -> SourceOutcome {
+        if source.inputs.count == 1, case .command(let command) = source.inputs[0] {
+            return importCommand(source, command, beforeImport: beforeImport)
+        }
+        func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
+            SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
+        }
+        var files: [String] = []
+        var downloads: [Download] = []
+        var sampleCopies: [String] = []
+        defer {
+            for d in downloads where !d.isLocal { try? FileManager.default.removeItem(atPath: d.file) }
+            for s in sampleCopies { try? FileManager.default.removeItem(atPath: s) }
+        }
+        // Validators and the content hash describe one download: with several inputs every one is
+        // fetched in full, since the import needs all of them together.
+        let fetchedCount = source.inputs.filter { if case .fetched = $0 { true } else { false } }.count
+        let conditional = !options.force && fetchedCount == 1 && source.inputs.count == 1
+        let previous = conditional ? (try? FetchState.load(store, source: source.name)) ?? nil : nil
+        for input in source.inputs {
+            switch input {
+            case .file(let path):
+                files.append(path)
+            case .bundledSample(let path):
+                do {
+                    let copy = try BundledSample.rebasedCopy(of: path, to: options.now)
+                    sampleCopies.append(copy)
+                    files.append(copy)
+                } catch let error as JobError {
+                    return failed(error.status, error.message)
+                } catch {
+                    return failed(.noInput, "\(error)")
+                }
+            case .command(let command):
+                return failed(.config, "source '\(source.name)': a command (\(command.displayed)) must be the source's only input")
+            case .fetched(let url):
+                do {
+                    try FileManager.default.createDirectory(atPath: options.cacheDirectory, withIntermediateDirectories: true)
+                } catch {
+                    return failed(.cannotCreate, "cannot create the cache directory \(options.cacheDirectory): \(error.localizedDescription)")
+                }
+                let request = FetchRequest(url: url, validators: previous?.validators, previousContentHash: previous?.contentHash,
+                                           force: options.force, policy: options.fetchPolicy)
+                progress.show("\(source.name): fetching \(url)…")
+                do {
+                    switch try Fetcher(cacheDirectory: options.cacheDirectory).fetch(request) {
+                    case .notModified:
+                        return SourceOutcome(report: .init(name: source.name, status: "unchanged", error: nil, report: nil), exitStatus: .success)
+                    case .downloaded(let d):
+                        downloads.append(d)
+                        files.append(d.file)
+                    }
+                } catch {
+                    if case .notFound = error.kind { return failed(.noInput, error.message) }
+                    return failed(.unavailable, error.message)
+                }
+            }
+        }
+        let importOptions = self.importOptions(for: source)
+        do {
+            try beforeImport()
+            let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
+            if !options.dryRun, conditional, let d = downloads.first {
+                keepLastGood(d, source: source.name)
+                if case .fetched(let url) = source.inputs[0] {
+                    try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
+                }
+            }
+            return SourceOutcome(report: .init(name: source.name, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r),
+                                 exitStatus: .success)
+        } catch let error as ImportError {
+            var message = "\(error)"
+            // Name what the user gave, not the temporary file it was downloaded to.
+            for (d, input) in zip(downloads, source.inputs.filter { if case .fetched = $0 { true } else { false } }) where !d.isLocal {
+                if case .fetched(let url) = input { message = message.replacingOccurrences(of: d.file, with: url) }
+            }
+            return failed(ExitStatus(error), message)
+        } catch let error as JobError {
+            return failed(error.status, error.message)
+        } catch {
+            return failed(.cannotCreate, "\(error)")
+        }
+    }
+
+    /// How `source` is read and merged.
+    func importOptions(for source: SourceSpec) -> ImportOptions {
+        var importOptions = ImportOptions(source: source.name, force: options.force, maxDeleteShare: options.maxDeleteShare,
+                                          collectChanges: options.collectChanges,
+                                          reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
+                                                                     excludeChannels: source.excludeChannels),
+                                          now: options.now)
+        importOptions.programmeInsertValues = ["changedAt": .date(options.now)]
+        importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
+        let progress = self.progress, name = source.name
+        importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }
+        return importOptions
+    }
+
+    /// Only once it is applied is a download the last good one: kept in the cache with its validators.
+    private func keepLastGood(_ download: Download, source: String) {
+        guard !download.isLocal else { return }
+        let lastGood = options.cacheDirectory + "/" + FeedExporter.fileName(for: source).replacingOccurrences(of: ".ics", with: ".last-good")
+        _ = try? FileManager.default.removeItem(atPath: lastGood)
+        try? FileManager.default.moveItem(atPath: download.file, toPath: lastGood)
+    }
+}

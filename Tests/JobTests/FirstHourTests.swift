@@ -1,0 +1,301 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a new user meets in the first hour (issue #18): the default source, edit's refusals, the
+/// command line's manners and messages. Each test drives the built binary as a user would.
+@Suite struct FirstHourTests {
+    /// A guide of `channels` whose programmes are the half hours `slots` from `guideBase()`.
+    func guide(_ channels: [String] = ["alpha.test"], slots: [Int], title: (Int) -> String = { "Show \($0)" }) -> String {
+        let base = guideBase()
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n"
+        for c in channels { xml += "  <channel id=\"\(c)\"><display-name>Name of \(c)</display-name></channel>\n" }
+        for c in channels {
+            for i in slots {
+                let start = base.addingTimeInterval(Double(i) * 1800)
+                xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start.addingTimeInterval(1800)))\" channel=\"\(c)\"><title>\(title(i))</title></programme>\n"
+            }
+        }
+        return xml + "</tv>\n"
+    }
+
+    // MARK: 3. The default source
+
+    /// Dated file names are one source: the second night's guide deletes what it cancelled.
+    @Test func datedFilesAreOneSourceNamedDefault() throws {
+        let box = try Sandbox()
+        try box.write("guide-2026-11-24.xml", guide(slots: Array(0..<10)))
+        try box.write("guide-2026-11-25.xml", guide(slots: Array(0..<4) + Array(5..<10)))
+        let first = try box.run(["import", "--db", "tv.sqlite", "guide-2026-11-24.xml"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("source default: applied"), "the report names the source: \(first.stdout)")
+        let second = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "guide-2026-11-25.xml"])
+        #expect(second.status == 0, "\(second.stderr)")
+        let json = try #require(parseJSON(second.stdout))
+        let summary = try #require((json["summary"] as? [String: Any])?["Programme"] as? [String: Any])
+        #expect(summary["deleted"] as? Int == 1, "the cancelled programme is deleted: \(summary)")
+        #expect((json["sources"] as? [[String: Any]])?.first?["name"] as? String == "default")
+        let status = try #require(parseJSON(try box.run(["status", "--db", "tv.sqlite", "--format", "json"]).stdout))
+        #expect((status["sources"] as? [String: Any])?.keys.sorted() == ["default"])
+    }
+
+    // MARK: 4. edit refuses what it must
+
+    @Test func editRefusesIdentityDerivedAndWhitelistedKeysAndClears() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", guide(slots: [0, 1]))
+        try #require(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        let before = try storedData(box, "tv.sqlite")
+
+        let identity = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "xmltvId=other"])
+        #expect(identity.status == 64 && identity.stderr.contains("identity"), "\(identity.status) \(identity.stderr)")
+        #expect(!identity.stderr.contains("SQLite"), "\(identity.stderr)")
+        let derived = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "programmeCount=5"])
+        #expect(derived.status == 64 && derived.stderr.contains("kept by tvimport"), "\(derived.stderr)")
+        let source = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "source=other"])
+        #expect(source.status == 64, "\(source.stderr)")
+        let whitelisted = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "displayName=Mine"])
+        #expect(whitelisted.status == 64 && whitelisted.stderr.contains("--force"), "\(whitelisted.stderr)")
+        #expect(try storedData(box, "tv.sqlite") == before, "a refused edit changed the database")
+        let forced = try box.run(["edit", "--db", "tv.sqlite", "--force", "Channel", "alpha.test", "displayName=Mine"])
+        #expect(forced.status == 0, "\(forced.stderr)")
+
+        let programme = "alpha.test/" + xmltvTime(guideBase()).prefix(14)
+        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note=remember"]).status == 0)
+        func note() throws -> String {
+            let r = try box.run(["/bin/sh", "-c", "sqlite3 tv.sqlite \"SELECT quote(note) FROM Programme ORDER BY start LIMIT 1\""], executable: "/usr/bin/env")
+            return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try note() == "'remember'")
+        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note="]).status == 0)
+        #expect(try note() == "NULL", "note= clears the attribute")
+        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note=x"]).status == 0)
+        #expect(try box.run(["edit", "--db", "tv.sqlite", "--unset", "note", "Programme", programme]).status == 0)
+        #expect(try note() == "NULL", "--unset clears the attribute")
+        let required = try box.run(["edit", "--db", "tv.sqlite", "--unset", "hidden", "Channel", "alpha.test"])
+        #expect(required.status == 64 && required.stderr.contains("must have a value"), "\(required.stderr)")
+        // Edits are in the run log.
+        let status = try box.run(["status", "--db", "tv.sqlite"])
+        #expect(status.stdout.contains(" edit "), "\(status.stdout)")
+    }
+
+    // MARK: 5-9. The command line
+
+    @Test func aMistypedCommandNamesTheMeantOne() throws {
+        let box = try Sandbox()
+        let typo = try box.run(["stauts", "--db", "x"])
+        #expect(typo.status == 64)
+        #expect(typo.stderr.contains("did you mean 'status'"), "\(typo.stderr)")
+        let unknown = try box.run(["list"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("unknown command 'list'"), "\(unknown.stderr)")
+        // Options still go to the default command.
+        let version = try box.run(["--version"])
+        #expect(version.status == 0)
+        #expect(version.stdout.hasPrefix("tvimport "), "\(version.stdout)")
+        #expect(version.stdout.contains("(") && !version.stdout.contains("()"), "the build's git description: \(version.stdout)")
+    }
+
+    /// After the README's first run (`tvimport` in a fresh folder), `tvimport status` needs no --db.
+    @Test func commandsDefaultToRunsDatabase() throws {
+        let box = try Sandbox()
+        let run = try box.run([])
+        try #require(run.status == 0, "\(run.stderr)")
+        let status = try box.run(["status"])
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("Database tvimport.sqlite"), "\(status.stdout)")
+        #expect(status.stdout.contains("source sample"), "\(status.stdout)")
+        let export = try box.run(["export", "--out", "again"])
+        #expect(export.status == 0, "\(export.stderr)")
+        // TVIMPORT_DB is the default where no --db is given, as for run.
+        let elsewhere = try box.run(["status"], environment: ["TVIMPORT_DB": box.path("none.sqlite")])
+        #expect(elsewhere.status == 66 && elsewhere.stderr.contains("none.sqlite"), "\(elsewhere.stderr)")
+    }
+
+    @Test func importDashReadsStandardInput() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", guide(slots: [0, 1, 2]))
+        let r = try box.run(["-c", "\"$0\" import --db tv.sqlite - < g.xml", binaryPath], executable: "/bin/sh")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("3 inserted"), "\(r.stdout)")
+    }
+
+    @Test func quietFailureIsOneLineOnStderrAndNothingOnStdout() throws {
+        let box = try Sandbox()
+        try box.write("bad.xml", "<tv><programme start=\"x\"")
+        let r = try box.run(["import", "--db", "tv.sqlite", "--quiet", "bad.xml"])
+        #expect(r.status == 65)
+        #expect(r.stdout.isEmpty, "stdout: \(r.stdout)")
+        #expect(r.stderr.split(separator: "\n").count == 1, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("bad.xml"), "\(r.stderr)")
+
+        try box.write("c.json", makeConfig(sources: [("broken", box.path("bad.xml"))]))
+        let run = try box.run(["run", "--config", "c.json", "--quiet"])
+        #expect(run.status == 65)
+        #expect(run.stdout.isEmpty, "stdout: \(run.stdout)")
+        #expect(run.stderr.split(separator: "\n").count == 1, "stderr: \(run.stderr)")
+    }
+
+    /// The parser wraps the help, not the source: no ragged lines at 80 columns.
+    @Test(arguments: [[], ["import"], ["run"], ["edit"], ["export"], ["status"], ["undo"], ["apply"]])
+    func helpIsWrappedByTheParser(_ command: [String]) throws {
+        let box = try Sandbox()
+        let r = try box.run(["help"] + command, environment: ["COLUMNS": "80"])
+        #expect(r.status == 0)
+        let lines = r.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        for line in lines where !line.hasPrefix("USAGE:") {
+            #expect(line.count <= 80, "wider than 80 columns: '\(line)'")
+        }
+        // Inside a paragraph of prose only the last line may be short.
+        var paragraph: [String] = []
+        for line in lines + [""] {
+            if line.isEmpty || line.hasPrefix(" ") || line.hasSuffix(":") {
+                for short in paragraph.dropLast() where short.count < 45 {
+                    Issue.record("a hard-wrapped line in \(command): '\(short)'")
+                }
+                paragraph = []
+            } else {
+                paragraph.append(line)
+            }
+        }
+    }
+
+    // MARK: 10-11. Messages
+
+    @Test func notXMLSaysWhatTheFileStartsWith() throws {
+        let box = try Sandbox()
+        try box.write("notes.txt", "hello world\nthis is text\n")
+        let text = try box.run(["import", "--db", "tv.sqlite", "notes.txt"])
+        #expect(text.status == 65)
+        #expect(text.stdout.contains("notes.txt:1: not XML (starts with \"hello world\\nthis\")"), "\(text.stdout)")
+        try Data([0x00, 0x01, 0x02, 0x50, 0x4B, 0x03, 0x04, 0xFF, 0x10, 0x20]).write(to: URL(fileURLWithPath: box.path("blob.bin")))
+        let binary = try box.run(["import", "--db", "tv.sqlite", "blob.bin"])
+        #expect(binary.status == 65)
+        #expect(binary.stdout.contains("blob.bin:1: not XML (starts with bytes 00 01 02 50"), "\(binary.stdout)")
+        try Data([0x50, 0x4B, 0x03, 0x04, 0xFF, 0x10, 0x20, 0x00]).write(to: URL(fileURLWithPath: box.path("zip.bin")))
+        let zip = try box.run(["import", "--db", "tv.sqlite", "zip.bin"])
+        #expect(zip.stdout.contains("not XML (starts with bytes 50 4b 03 04"), "\(zip.stdout)")
+
+        try FileManager.default.createDirectory(atPath: box.path("dir"), withIntermediateDirectories: true)
+        try box.write("g.xml", guide(slots: [0]))
+        let dir = try box.run(["import", "--db", "dir", "g.xml"])
+        #expect(dir.status == 73, "\(dir.status)")
+        #expect(dir.stderr.contains("dir is a directory"), "\(dir.stderr)")
+        #expect(!dir.stderr.contains("SQLite error"), "\(dir.stderr)")
+    }
+
+    @Test func dryRunSaysWouldAndCountsDuplicatesAndPlurals() throws {
+        let box = try Sandbox()
+        var xml = guide(slots: [0])
+        // The same programme twice: one element dropped as a duplicate.
+        let line = xml.split(separator: "\n").first { $0.contains("<programme") }.map(String.init) ?? ""
+        xml = xml.replacingOccurrences(of: "</tv>", with: line + "\n</tv>")
+        try box.write("g.xml", xml)
+        let dry = try box.run(["import", "--db", "tv.sqlite", "--dry-run", "g.xml"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("source default: would apply"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("2 programme elements read, 1 duplicate dropped"), "\(dry.stdout)")
+        let real = try box.run(["import", "--db", "tv.sqlite", "--verbose", "g.xml"])
+        #expect(real.stdout.contains("source default: applied"), "\(real.stdout)")
+        // --verbose lists each warning with its file and line.
+        #expect(real.stdout.contains("g.xml:4: duplicate:"), "\(real.stdout)")
+        try box.write("one.xml", guide(slots: [0]))
+        let single = try box.run(["import", "--db", "one.sqlite", "one.xml"])
+        #expect(single.stdout.contains("(1 programme read,"), "\(single.stdout)")
+    }
+
+    // MARK: 12. export
+
+    @Test func exportOfAGuideOutsideTheWindowSaysSo() throws {
+        let box = try Sandbox()
+        // A guide that ended three days ago: the feeds' default window (24 h back) holds nothing.
+        let old = guideBase().addingTimeInterval(-4 * 86400)
+        var xml = "<tv><channel id=\"old.test\"><display-name>Old</display-name></channel>"
+        xml += "<programme start=\"\(xmltvTime(old))\" stop=\"\(xmltvTime(old.addingTimeInterval(1800)))\" channel=\"old.test\"><title>Gone</title></programme></tv>"
+        try box.write("old.xml", xml)
+        let imported = try box.run(["import", "--db", "tv.sqlite", "--force", "old.xml"])
+        try #require(imported.status == 0, "\(imported.stdout) \(imported.stderr)")
+        let export = try box.run(["export", "--db", "tv.sqlite", "--out", "feeds"])
+        #expect(export.status == 0)
+        #expect(export.stdout.contains("0 programmes in the window"), "\(export.stdout)")
+        #expect(export.stdout.contains("the guide ends \(String(ISO8601DateFormatter().string(from: old.addingTimeInterval(1800)).prefix(10)))"), "\(export.stdout)")
+        let wider = try box.run(["export", "--db", "tv.sqlite", "--out", "feeds", "--past-hours", "200"])
+        #expect(wider.status == 0)
+        #expect(!wider.stdout.contains("0 programmes in the window"), "\(wider.stdout)")
+        #expect(FileManager.default.fileExists(atPath: box.path("feeds/old.test.ics")))
+        // A config with feeds but no sources is enough for export.
+        try box.write("feeds.json", #"{"feeds": {"pastHours": 200}}"#)
+        let configured = try box.run(["export", "--db", "tv.sqlite", "--out", "feeds2", "--config", "feeds.json"])
+        #expect(configured.status == 0, "\(configured.stderr)")
+        #expect(FileManager.default.fileExists(atPath: box.path("feeds2/old.test.ics")))
+    }
+
+    // MARK: 13. Config syntax
+
+    @Test func configSyntaxErrorsGiveLineAndColumnAndTrailingCommasAreRefused() throws {
+        let box = try Sandbox()
+        try box.write("comma.json", "{\n  \"sources\": [\n    {\"name\": \"a\", \"url\": \"a.xml\"},\n  ]\n}\n")
+        let comma = try box.run(["run", "--config", "comma.json"])
+        #expect(comma.status == 78)
+        #expect(comma.stderr.contains("comma.json:3:34: not valid JSON: a trailing comma"), "\(comma.stderr)")
+        try box.write("broken.json", "{\n  \"database\": \"tv.sqlite\"\n  \"output\": \"out\"\n}\n")
+        let broken = try box.run(["run", "--config", "broken.json"])
+        #expect(broken.status == 78)
+        #expect(broken.stderr.contains("broken.json:3:"), "\(broken.stderr)")
+        #expect(!broken.stderr.contains("around character"), "\(broken.stderr)")
+    }
+
+    // MARK: 14. Progress on a terminal
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script (util-linux) gives the import a terminal"))
+    func importShowsProgressOnATerminal() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", makeGuide(channels: ["a.test", "b.test"], programmes: 4))
+        // `script` runs the import with a pseudo-terminal as stdout and stderr; the typescript holds both.
+        let r = try box.run(["-qec", "\(binaryPath) import --db tv.sqlite g.xml", box.path("typescript")], executable: "/usr/bin/script")
+        #expect(r.status == 0, "\(r.stderr)")
+        let typescript = String(decoding: box.bytes("typescript") ?? Data(), as: UTF8.self)
+        #expect(typescript.contains("programmes merged"), "no progress line: \(typescript)")
+        let plain = try box.run(["import", "--db", "tv2.sqlite", "g.xml"])
+        #expect(!plain.stderr.contains("programmes merged"), "progress without a terminal: \(plain.stderr)")
+    }
+
+    // MARK: 16. Installed layout
+
+    /// Installed as the README says (binary in bin/, sample in share/tvimport/), the bundled run works.
+    @Test func theInstalledBinaryFindsItsSampleInShare() throws {
+        let box = try Sandbox()
+        let bin = box.path("prefix/bin"), share = box.path("prefix/share/tvimport")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: share, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: binaryPath, toPath: bin + "/tvimport")
+        try FileManager.default.copyItem(atPath: repoRoot.appendingPathComponent("Sources/Job/Resources/sample-guide.xml").path,
+                                         toPath: share + "/sample-guide.xml")
+        let r = try box.run(["run", "--quiet"], executable: bin + "/tvimport")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(FileManager.default.fileExists(atPath: box.path("feeds/index.html")))
+        try FileManager.default.removeItem(atPath: share + "/sample-guide.xml")
+        let missing = try box.run(["run", "--quiet"], executable: bin + "/tvimport")
+        #expect(missing.status == 78 && missing.stderr.contains("/usr/local/share/tvimport"), "\(missing.stderr)")
+    }
+
+    // MARK: import URL (issue #15, item 6)
+
+    @Test func importTakesAURLWithTheFetchersRules() throws {
+        let box = try Sandbox()
+        let (base, stop) = try startGuideServer(box, guide: guide(slots: [0, 1]))
+        defer { stop() }
+        let first = try box.run(["import", "--db", "tv.sqlite", base + "/good"])
+        #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
+        #expect(first.stdout.contains("2 inserted"), "\(first.stdout)")
+        let again = try box.run(["import", "--db", "tv.sqlite", base + "/good"])
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("source default: unchanged"), "identical download: \(again.stdout)")
+        let before = try storedData(box, "tv.sqlite")
+        let failed = try box.run(["import", "--db", "tv.sqlite", base + "/html"])
+        #expect(failed.status == 69, "\(failed.stdout)")
+        #expect(failed.stdout.contains("HTML"), "\(failed.stdout)")
+        #expect(try storedData(box, "tv.sqlite") == before)
+    }
+}
