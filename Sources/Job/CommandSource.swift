@@ -99,7 +99,8 @@ extension ImportPipeline {
             return outcome(report.changedAnything ? "applied" : "unchanged", .success, report: report)
         case .failure(let error):
             if error is SameOutput { return outcome("unchanged", .success) }
-            if !end.succeeded || error is CommandFailed {
+            // A command stopped by us (`abandoned`) did not fail: what stopped the import is the cause.
+            if error is CommandFailed || (!end.succeeded && !end.abandoned) {
                 return outcome("failed", .unavailable, error: "command \(command.displayed): \(end.summary)")
             }
             if let error = error as? ImportError, case .badInput(let reason) = error {

@@ -88,6 +88,8 @@ private func sourceReport(_ output: String, _ source: String) -> [String: Any]? 
             ("half a guide and exit 1", half, nil, ["exit status 1", "grabber: lost the connection"]),
             ("killed by a signal", "head -c 600 grabbed.xml; echo 'grabber: dying' >&2; kill -KILL $$\n", nil, ["signal 9", "grabber: dying"]),
             ("HTML", "echo '<html><body><h1>503 Service Unavailable</h1></body></html>'\n", nil, ["not a whole XMLTV document", "exit status 0"]),
+            // Refused while it still runs: stopped by tvimport, and the report names the output, not the kill.
+            ("HTML, then waiting", "echo '<html><body>Try later</body></html>'; sleep 30\n", nil, ["not a whole XMLTV document", "<html>"]),
             ("past its time limit", "echo $$ > group.pid; head -c 600 grabbed.xml; sleep 60 & sleep 60\n", 2, ["timed out after 2 s"]),
         ]
         for (i, c) in cases.enumerated() {
