@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
+// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
 import PackageDescription
 
 let package = Package(
@@ -58,6 +58,11 @@ let package = Package(
         // Polite downloads on libcurl: conditional GET, retries, limits.
         .target(name: "Fetch", dependencies: ["CCurl", "Primitives"]),
 
+        // Command sources (grabbers): a process group per command, its time limit, its standard error.
+        // CSpawn holds the C calls Swift's Glibc does not import (chdir in posix_spawn, pipe2, prctl).
+        .target(name: "CSpawn"),
+        .target(name: "Grabber", dependencies: ["CSpawn"]),
+
         // RFC 5545 / RFC 7986 text writer.
         .target(name: "ICalendar", dependencies: ["Primitives"]),
 
@@ -67,7 +72,7 @@ let package = Package(
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Feeds", "Primitives",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives",
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
@@ -86,6 +91,7 @@ let package = Package(
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "Primitives", "TestSupport"]),
         .testTarget(name: "MergeTests", dependencies: ["Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "GrabberTests", dependencies: ["Grabber", "TestSupport"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),

@@ -1,14 +1,16 @@
 import Primitives
 
-/// The hash of a download, fed in chunks: tells identical re-downloads apart (FNV-1a, not
-/// collision resistant).
-struct ContentHash {
+/// The hash of a download (or a command's output), fed in chunks: tells identical re-downloads
+/// apart (FNV-1a, not collision resistant).
+public struct ContentHash: Sendable {
     private var hash = FNV1a()
 
-    var value: UInt64 { hash.value }
+    public init() {}
 
-    mutating func update(_ bytes: UnsafeRawBufferPointer) { hash.add(bytes) }
+    public var value: UInt64 { hash.value }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) { hash.add(bytes) }
 
     /// 16 lowercase hex digits.
-    var hex: String { hash.hex }
+    public var hex: String { hash.hex }
 }

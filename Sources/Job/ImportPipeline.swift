@@ -20,6 +20,8 @@ public struct SourceSpec: Sendable {
         case file(String)
         /// The bundled sample guide, moved to today so that it always has a future.
         case bundledSample(String)
+        /// A grabber's standard output, merged as it runs (the source's only input; CommandSource.swift).
+        case command(SourceCommand)
     }
 
     public var name: String
@@ -47,6 +49,8 @@ public struct PipelineOptions: Sendable {
     public var cacheDirectory: String
     public var fetchPolicy = FetchPolicy()
     public var now = Int64(Date().timeIntervalSince1970)
+    /// Pass a command source's standard error through, each line prefixed with the source's name.
+    public var passCommandErrors = false
 
     public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
 }
@@ -68,6 +72,9 @@ struct ImportPipeline {
     /// One source, standing alone: a failure leaves its data, validators and last good file as they were.
     /// `beforeImport` runs once the guide is in hand and is about to be merged.
     func importSource(_ source: SourceSpec, beforeImport: () throws -> Void = {}) -> SourceOutcome {
+        if source.inputs.count == 1, case .command(let command) = source.inputs[0] {
+            return importCommand(source, command, beforeImport: beforeImport)
+        }
         func failed(_ status: ExitStatus, _ message: String) -> SourceOutcome {
             SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
         }
@@ -97,6 +104,8 @@ struct ImportPipeline {
                 } catch {
                     return failed(.noInput, "\(error)")
                 }
+            case .command(let command):
+                return failed(.config, "source '\(source.name)': a command (\(command.displayed)) must be the source's only input")
             case .fetched(let url):
                 do {
                     try FileManager.default.createDirectory(atPath: options.cacheDirectory, withIntermediateDirectories: true)
@@ -120,15 +129,7 @@ struct ImportPipeline {
                 }
             }
         }
-        var importOptions = ImportOptions(source: source.name, force: options.force, maxDeleteShare: options.maxDeleteShare,
-                                          collectChanges: options.collectChanges,
-                                          reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
-                                                                     excludeChannels: source.excludeChannels),
-                                          now: options.now)
-        importOptions.programmeInsertValues = ["changedAt": .date(options.now)]
-        importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
-        let progress = self.progress, name = source.name
-        importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }
+        let importOptions = self.importOptions(for: source)
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
@@ -152,6 +153,20 @@ struct ImportPipeline {
         } catch {
             return failed(.cannotCreate, "\(error)")
         }
+    }
+
+    /// How `source` is read and merged.
+    func importOptions(for source: SourceSpec) -> ImportOptions {
+        var importOptions = ImportOptions(source: source.name, force: options.force, maxDeleteShare: options.maxDeleteShare,
+                                          collectChanges: options.collectChanges,
+                                          reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
+                                                                     excludeChannels: source.excludeChannels),
+                                          now: options.now)
+        importOptions.programmeInsertValues = ["changedAt": .date(options.now)]
+        importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
+        let progress = self.progress, name = source.name
+        importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }
+        return importOptions
     }
 
     /// Only once it is applied is a download the last good one: kept in the cache with its validators.

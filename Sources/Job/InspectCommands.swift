@@ -217,9 +217,12 @@ public enum StatusCommand {
             return (counts, bySource)
         }
         let runs = RunLog.last(database: database)
+        let commands = CommandState.load(database: database)
         if json {
             let doc: [String: Any] = [
                 "database": database, "entities": counts, "sources": bySource,
+                "commands": commands.mapValues { ["command": $0.command, "status": $0.status, "succeeded": $0.succeeded,
+                                                  "durationSeconds": $0.durationSeconds, "finished": UTCTime.iso8601($0.finished)] as [String: Any] },
                 "runs": runs.map { ["started": UTCTime.iso8601($0.started), "finished": UTCTime.iso8601($0.finished), "command": $0.command,
                                     "dryRun": $0.dryRun, "exitCode": $0.exitCode, "outcome": $0.outcome] as [String: Any] },
             ]
@@ -229,6 +232,10 @@ public enum StatusCommand {
         for name in counts.keys.sorted() { lines.append("  \(name): \(counts[name]!)") }
         for source in bySource.keys.sorted() {
             lines.append("  source \(source): \(bySource[source]!["Channel"] ?? 0) channels, \(bySource[source]!["Programme"] ?? 0) programmes")
+        }
+        for source in commands.keys.sorted() {
+            let c = commands[source]!
+            lines.append("  source \(source) runs \(c.command): last \(c.status) after \(String(format: "%.1f", c.durationSeconds)) s, \(UTCTime.iso8601(c.finished))")
         }
         lines.append(runs.isEmpty ? "No runs recorded yet." : "Last runs:")
         for r in runs {

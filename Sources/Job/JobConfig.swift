@@ -8,7 +8,7 @@ import ObjectGraph
 public struct JobConfig: Sendable {
     public struct Source: Sendable {
         public var name: String
-        /// An http(s) or file URL, or a local path.
+        /// An http(s) or file URL, or a local path (empty for a command source).
         public var url: String
         /// Seconds east of UTC that replace the zone the feed claims (for feeds known to lie).
         public var timeOffset: Int?
@@ -16,10 +16,12 @@ public struct JobConfig: Sendable {
         public var excludeChannels: Set<String> = []
         /// The bundled sample guide, moved to today so that it is always in the future.
         var isBundledSample = false
+        /// A grabber whose standard output is the guide (instead of `url`).
+        public var command: SourceCommand?
 
         /// The source as the import pipeline reads it.
         public var spec: SourceSpec {
-            var spec = SourceSpec(name: name, inputs: [isBundledSample ? .bundledSample(url) : .fetched(url)])
+            var spec = SourceSpec(name: name, inputs: [command.map { .command($0) } ?? (isBundledSample ? .bundledSample(url) : .fetched(url))])
             spec.timeOffset = timeOffset
             spec.includeChannels = includeChannels
             spec.excludeChannels = excludeChannels
@@ -203,10 +205,19 @@ struct ConfigReader {
         }
         for (i, s) in try list(d["sources"], "sources").enumerated() {
             let key = "sources[\(i)]"
-            let sd = try object(s, key, allowed: ["name", "url", "timeOffset", "includeChannels", "excludeChannels"])
+            let sd = try object(s, key, allowed: ["name", "url", "command", "timeoutSeconds", "timeOffset", "includeChannels", "excludeChannels"])
             guard let name = try string(sd["name"], key + ".name"), !name.isEmpty else { throw fail(key + ".name", "a non-empty string") }
-            guard let url = try string(sd["url"], key + ".url"), !url.isEmpty else { throw fail(key + ".url", "a URL or a path") }
-            var source = JobConfig.Source(name: name, url: url)
+            var source: JobConfig.Source
+            if let arguments = try strings(sd["command"], key + ".command") {
+                guard sd["url"] == nil else { throw fail(key, "either \"url\" or \"command\", not both") }
+                source = JobConfig.Source(name: name, url: "")
+                source.command = try SourceCommand(arguments: arguments, timeoutSeconds: try number(sd["timeoutSeconds"], key + ".timeoutSeconds"),
+                                                   configFile: file, key: key + ".command")
+            } else {
+                guard let url = try string(sd["url"], key + ".url"), !url.isEmpty else { throw fail(key + ".url", "a URL or a path (or a \"command\")") }
+                guard sd["timeoutSeconds"] == nil else { throw fail(key + ".timeoutSeconds", "no time limit without a \"command\"") }
+                source = JobConfig.Source(name: name, url: url)
+            }
             if let offset = try string(sd["timeOffset"], key + ".timeOffset") {
                 guard let seconds = Self.parseOffset(offset) else { throw fail(key + ".timeOffset", "an offset such as +0100 or -05:00") }
                 source.timeOffset = seconds

@@ -33,6 +33,7 @@ public struct NightlyJob {
         options.whitelists = config.whitelists
         options.fetchPolicy = config.fetchPolicy
         options.now = now
+        options.passCommandErrors = verbose
         return options
     }
 

@@ -24,6 +24,7 @@ final class GuideInput {
     private(set) var head: [UInt8] = []
 
     private let descriptor: Int32
+    private let observer: (@Sendable (UnsafeRawBufferPointer) -> Void)?
     private let raw: UnsafeMutablePointer<UInt8>
     private let rawCapacity = 1 << 16
     private var rawStart = 0
@@ -36,8 +37,10 @@ final class GuideInput {
     private var finished = false
 
 
-    /// Opens `path` for reading; the error message says why it cannot be opened.
-    init(path: String) throws(GuideInputError) {
+    /// Opens `path` for reading; the error message says why it cannot be opened. `observer` sees
+    /// the bytes as they are read (see `XMLTVReaderOptions.inputObserver`).
+    init(path: String, observer: (@Sendable (UnsafeRawBufferPointer) -> Void)? = nil) throws(GuideInputError) {
+        self.observer = observer
         descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw GuideInputError(message: "cannot open: \(String(cString: strerror(errno)))") }
         raw = .allocate(capacity: rawCapacity)
@@ -210,6 +213,7 @@ final class GuideInput {
         while true {
             let n = readBytes(descriptor, raw + rawEnd, rawCapacity - rawEnd)
             if n > 0 {
+                observer?(UnsafeRawBufferPointer(start: raw + rawEnd, count: n))
                 rawEnd += n
                 return true
             }

@@ -226,6 +226,9 @@ public struct XMLTVReaderOptions: Sendable {
     public var excludeChannels: Set<String>
     /// Reading-time warnings kept; the rest are only counted.
     public var maxWarnings: Int
+    /// Sees every byte of the input as it is read, before any gzip is inflated (a command
+    /// source hashes and counts its output with it, and keeps it for a second reading).
+    public var inputObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
 
     public init(timeOffsetOverride: Int? = nil, includeChannels: Set<String>? = nil,
                 excludeChannels: Set<String> = [], maxWarnings: Int = 1000) {

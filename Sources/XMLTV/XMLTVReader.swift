@@ -70,7 +70,7 @@ public final class XMLTVReader {
         self.path = path
         self.options = options
         do {
-            input = try GuideInput(path: path)
+            input = try GuideInput(path: path, observer: options.inputObserver)
         } catch {
             throw XMLTVError(file: path, message: error.message)
         }

@@ -118,7 +118,7 @@ final class StagedGuide {
 }
 
 /// Writes all of `bytes` to `fd` (retrying short writes and EINTR); false on failure (see errno).
-private func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
     var written = 0
     while written < bytes.count, let base = bytes.baseAddress {
         let n = write(fd, base + written, bytes.count - written)
@@ -219,17 +219,27 @@ public func importGuide(into store: Store, files: [String], options: ImportOptio
     }
 }
 
-private func importGuide(into store: Store, readable files: [String], options: ImportOptions, dryRun: Bool,
-                         overwritable: [String: Set<String>]) throws -> SourceImportReport {
+/// The import of readable `files`. `reread` gives what to read again when the guide turns out not
+/// to be grouped by channel (a stream's kept copy; by default the files themselves); `beforeCommit`
+/// runs inside the transaction once everything is read and merged, and throws to refuse it.
+func importGuide(into store: Store, readable files: [String], options: ImportOptions, dryRun: Bool,
+                 overwritable: [String: Set<String>],
+                 reread: (() throws -> (files: [String], options: ImportOptions))? = nil,
+                 beforeCommit: () throws -> Void = {}) throws -> SourceImportReport {
     do {
         return try store.write(dryRun: dryRun) { context in
-            try GuideImporter(context: context, options: options, overwritable: overwritable).run(files: files)
+            let report = try GuideImporter(context: context, options: options, overwritable: overwritable).run(files: files)
+            try beforeCommit()
+            return report
         }.result
     } catch is GuideImporter.NotGroupedByChannel {
+        let (files, options) = try reread?() ?? (files, options)
         let staged = try StagedGuide(files: files, options: options)
         return try store.write(dryRun: dryRun) { context in
-            try GuideImporter(context: context, options: options, overwritable: overwritable)
+            let report = try GuideImporter(context: context, options: options, overwritable: overwritable)
                 .run(declared: staged.channels, blocks: staged.forEachBlock, readerWarnings: staged.warnings)
+            try beforeCommit()
+            return report
         }.result
     } catch let error as ObjectGraphError {
         if case .notSorted = error { throw ImportError.notSorted("\(error)") }

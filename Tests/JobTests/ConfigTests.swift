@@ -35,3 +35,50 @@ import Testing
         #expect(config.filteredFeeds.count == 2)
     }
 }
+
+/// A source's `command`: an argument vector found when the config is read (exit 78 otherwise).
+@Suite struct CommandConfigTests {
+    func load(_ json: String, folder: String = NSTemporaryDirectory()) throws -> JobConfig {
+        let path = (folder as NSString).appendingPathComponent("tvimport-config-\(UUID().uuidString).json")
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try JobConfig.load(path: path)
+    }
+
+    @Test func aCommandIsFoundInPathAndRunsInTheConfigFilesFolder() throws {
+        let folder = NSTemporaryDirectory() + "tvimport-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let config = try load(#"{"sources": [{"name": "uk", "command": ["sh", "-c", "cat guide.xml"], "timeoutSeconds": 90}]}"#, folder: folder)
+        let command = try #require(config.sources.first?.command)
+        #expect(command.arguments == ["sh", "-c", "cat guide.xml"])
+        #expect(command.executable.hasSuffix("/sh"))
+        #expect(command.timeoutSeconds == 90)
+        #expect(URL(fileURLWithPath: command.directory).resolvingSymlinksInPath() == URL(fileURLWithPath: folder).resolvingSymlinksInPath())
+        let defaulted = try load(#"{"sources": [{"name": "uk", "command": ["sh"]}]}"#)
+        #expect(defaulted.sources.first?.command?.timeoutSeconds == 3600)
+    }
+
+    @Test func aCommandWithASlashIsRelativeToTheConfigFile() throws {
+        let folder = NSTemporaryDirectory() + "tvimport-config-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/bin", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(FileManager.default.createFile(atPath: folder + "/bin/grab", contents: Data("#!/bin/sh\n".utf8), attributes: [.posixPermissions: 0o755]))
+        let config = try load(#"{"sources": [{"name": "uk", "command": ["bin/grab"]}]}"#, folder: folder)
+        #expect(config.sources.first?.command?.executable.hasSuffix("/bin/grab") == true)
+    }
+
+    @Test(arguments: [
+        (#"{"name": "a", "command": ["tv_grab_none_such_xx"]}"#, "'tv_grab_none_such_xx' cannot be started"),
+        (#"{"name": "a", "command": []}"#, "expected a command and its arguments"),
+        (#"{"name": "a", "command": "tv_grab_uk --days 7"}"#, "expected a list of strings"),
+        (#"{"name": "a", "command": ["sh"], "url": "/x"}"#, "either \"url\" or \"command\""),
+        (#"{"name": "a", "url": "/x", "timeoutSeconds": 5}"#, "no time limit without a \"command\""),
+        (#"{"name": "a", "command": ["sh"], "timeoutSeconds": 0}"#, "above 0"),
+    ])
+    func aBadCommandIsAConfigurationError(source: String, says: String) throws {
+        let error = try #require(throws: JobError.self) { try load(#"{"sources": ["# + source + "]}") }
+        #expect(error.status == .config)
+        #expect(error.message.contains(says), "\(error.message)")
+    }
+}
