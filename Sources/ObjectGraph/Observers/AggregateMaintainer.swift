@@ -17,10 +17,20 @@ public final class AggregateMaintainer: ContextObserver, @unchecked Sendable {
     public let lastChangedKey: String?
     private let clock: @Sendable () -> Int64
 
+    /// Keeps `countKey` (and `lastChangedKey`) of each `parentEntity` current.
+    ///
+    /// ```swift
+    /// store.addObserver(AggregateMaintainer(parentEntity: "Artist", relationship: "songs",
+    ///                                       countKey: "songCount", lastChangedKey: nil))
+    /// ```
+    ///
     /// - Parameters:
+    ///   - parentEntity: the entity that holds the aggregate.
+    ///   - relationship: the parent's to-many relationship whose members are counted.
     ///   - countKey: an integer attribute of the parent that holds the member count.
     ///   - lastChangedKey: a date attribute of the parent set to `clock()` whenever a member is
     ///     inserted, changed or deleted.
+    ///   - clock: "now" in seconds since 1970 (tests set it).
     public init(parentEntity: String, relationship: String, countKey: String, lastChangedKey: String?,
                 clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.parentEntity = parentEntity
