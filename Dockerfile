@@ -4,6 +4,8 @@
 #   docker run -d --name tvimport -v tvimport-data:/data -v "$PWD/config:/config:ro" \
 #     -v /var/www/tv:/feeds -e TZ=Europe/London -e TVIMPORT_BASE_URL=https://tv.example.org tvimport
 #   docker run --rm -v tvimport-data:/data tvimport tvimport status --db /data/tvimport.sqlite
+#   docker run -d -p 8080:8080 -v tvimport-data:/data -v /var/www/tv:/feeds:ro \
+#     -e TVIMPORT_SERVE_TOKEN=... tvimport tvimport serve --host 0.0.0.0   # README "Serving"
 #
 # /config/config.json is the config (its database, output and cache keys are overridden by the
 # TVIMPORT_* variables below). The job runs as uid 10001: a bind-mounted /feeds (or /data) must be
@@ -60,6 +62,8 @@ VOLUME ["/data", "/config", "/feeds"]
 
 USER tvimport
 WORKDIR /data
+# `tvimport serve` (not the default command) listens here when given --host 0.0.0.0.
+EXPOSE 8080
 
 # Healthy when the last recorded run exited 0 and finished less than 26 h ago. Three failures in
 # a row (45 min) before "unhealthy": a check may meet the database locked by a run in progress.

@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar) -> Job -> tvimport.
+// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar) -> Publish -> Job -> tvimport.
 import PackageDescription
 
 let package = Package(
@@ -18,12 +18,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         // `swift package generate-documentation --target ObjectGraph` (Sources/ObjectGraph/ObjectGraph.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
     ],
     targets: [
         // C libraries, each behind one small shim.
         // CLibXML2 also holds zlib, with which the XMLTV reader inflates gzip itself.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev", "zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // OpenSSL's libcrypto, which libcurl already links: MD5 and SHA-256 for object storage.
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         // libc calls Swift's Glibc module leaves out (syncfs is declared only under _GNU_SOURCE).
         .systemLibrary(name: "CLinuxCalls"),
 
@@ -70,14 +74,25 @@ let package = Package(
         // with stable programme UIDs.
         .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
 
+        // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
+        .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch"]),
+
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish",
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
+        // `tvimport serve`: the feeds, the guide and the model-generated interface over HTTP.
+        .target(name: "Serve", dependencies: [
+            "Job", "ObjectGraph", "Listings", "Feeds", "CLibXML2", "Primitives",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+
         .executableTarget(name: "tvimport", dependencies: [
-            "Job",
+            "Job", "Serve",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], plugins: ["VersionStamp"]),
         // `git describe` at build time, for --version.
@@ -95,6 +110,9 @@ let package = Package(
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
+        // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
+        .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "TestSupport"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.

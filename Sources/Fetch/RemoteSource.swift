@@ -20,39 +20,23 @@ struct RemoteSource {
     func fetch() throws(FetchError) -> FetchOutcome {
         // A first run may not have a cache yet; a failure to create it shows up on the first attempt.
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let clock = ContinuousClock()
-        let start = clock.now
-        func elapsed() -> Double {
-            let duration = start.duration(to: clock.now)
-            return Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18
-        }
-
-        var attempt = 0
+        var schedule = RetrySchedule(policy: policy)
         while true {
-            attempt += 1
             let failure: AttemptFailure
             do {
-                return try attemptOnce(timeLimit: max(policy.totalBudget - elapsed(), 0.001))
+                return try attemptOnce(timeLimit: schedule.remaining)
             } catch {
                 failure = error
             }
-            let attemptsText = attempt == 1 ? "" : " (after \(attempt) attempts)"
+            let decision = schedule.failed(transient: failure.isTransient, retryAfter: failure.retryAfter)
             var error = failure.error
-            error.message += attemptsText
-            guard failure.isTransient, attempt <= policy.retries else { throw error }
-
-            let backoff = policy.initialBackoff * pow(2, Double(attempt - 1))
-            let wait = failure.retryAfter ?? backoff
-            let remaining = policy.totalBudget - elapsed()
-            // Another attempt needs some time of its own after the wait, or it is bound to time out.
-            guard wait + 1 < remaining else {
-                let cause = failure.retryAfter != nil
-                    ? "; the server asked to wait \(Int(wait)) s, beyond the time budget"
-                    : "; no time left in the \(Int(policy.totalBudget)) s budget for another attempt"
-                error.message += cause
+            error.message += schedule.attemptsText
+            switch decision {
+            case .retry(let wait): Thread.sleep(forTimeInterval: wait)
+            case .giveUp(let reason):
+                error.message += reason
                 throw error
             }
-            Thread.sleep(forTimeInterval: wait)
         }
     }
 
@@ -179,8 +163,9 @@ extension RemoteSource {
 }
 
 /// The `Retry-After` header: delta-seconds, or an HTTP-date (best effort).
-enum RetryAfter {
-    static func seconds(from value: String, now: Date = Date()) -> Double? {
+public enum RetryAfter {
+    /// Seconds to wait from `now`, or nil when the value is neither form.
+    public static func seconds(from value: String, now: Date = Date()) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return Double(max(seconds, 0)) }
         let formatter = DateFormatter()

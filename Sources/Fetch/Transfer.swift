@@ -4,17 +4,25 @@ import Foundation
 /// libcurl wants one global initialisation before any handle; a global `let` runs it once, thread-safely.
 private let curlGlobalInit: CURLcode = tv_curl_global_init_default()
 
+/// libcurl's global initialisation, for every module that makes easy handles (Fetch, Publish).
+public enum LibCurl {
+    /// Runs `curl_global_init` once per process; call it before `curl_easy_init`.
+    public static func initialise() { _ = curlGlobalInit }
+}
+
 /// The response headers Fetch cares about, from the last response of a redirect chain.
-final class ResponseHeaders {
-    private(set) var statusLine = ""
-    private(set) var etag: String?
-    private(set) var lastModified: String?
-    private(set) var retryAfter: String?
+public final class ResponseHeaders {
+    public private(set) var statusLine = ""
+    public private(set) var etag: String?
+    public private(set) var lastModified: String?
+    public private(set) var retryAfter: String?
     /// The last response's Location: names a redirect that was refused.
-    private(set) var location: String?
+    public private(set) var location: String?
+
+    public init() {}
 
     /// Takes one raw header line as curl hands it over, CRLF included.
-    func receive(line raw: UnsafeRawBufferPointer) {
+    public func receive(line raw: UnsafeRawBufferPointer) {
         // Trim bytes, not Characters: Swift sees "\r\n" as one Character.
         var bytes = raw[...]
         while let last = bytes.last, last == 0x0d || last == 0x0a || last == 0x20 || last == 0x09 {
@@ -43,7 +51,7 @@ final class ResponseHeaders {
     }
 
     /// "Not Found" from "HTTP/1.1 404 Not Found"; empty for HTTP/2, which has no reason phrase.
-    var reasonPhrase: String {
+    public var reasonPhrase: String {
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         return parts.count == 3 ? String(parts[2]) : ""
     }
@@ -97,7 +105,7 @@ struct Transfer {
     var timeLimit: Double
 
     func run(into sink: BodySink) -> (TransferReport, ResponseHeaders) {
-        _ = curlGlobalInit
+        LibCurl.initialise()
         guard let handle = curl_easy_init() else {
             return (TransferReport(code: CURLE_FAILED_INIT, curlMessage: "curl_easy_init failed",
                                    status: 0, redirects: 0, contentLength: -1, wireBytes: 0), ResponseHeaders())

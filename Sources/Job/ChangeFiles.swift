@@ -2,11 +2,13 @@ import Foundation
 import ObjectGraph
 import Primitives
 
-/// The change file of each real run (the design's (docs/design.md#model-driven-diff) diff of the database before and after), so that
-/// another system can be sent just what changed, and `undo` can revert the last import.
+/// The change file of each real run (the diff's format: what the run's merges decided, recorded as
+/// they decided it), so that another system can be sent just what changed, and `undo` can revert
+/// the last import.
 ///
-/// `<changes>/<run-id>.json` holds the `ChangeDocument`; `<run-id>.patch.json` the same as an
-/// RFC 6902 JSON Patch. Run ids sort by time: `20261122T030000Z-001`.
+/// `<changes>/<run-id>.json` holds the `ChangeDocument`; `<run-id>.patch.json`, when the config
+/// asks for it (or `tvimport changes --patch`), the same as an RFC 6902 JSON Patch. Run ids sort
+/// by time: `20261122T030000Z-001`. Each database records its own files (`ChangeRegister`).
 public struct ChangeFiles {
     public let directory: String
 
@@ -18,130 +20,129 @@ public struct ChangeFiles {
         directory = (dir.isEmpty ? "." : dir) + "/changes"
     }
 
-    /// The database as it was before a run changed it (a frozen read view, no copy): the
-    /// "before" side of the diff, and an observer of the programmes written since, so that the
-    /// diff reads only those.
-    public final class Before {
-        let view: FrozenStoreView
-        let store: Store
-        let touched = TouchedObjectsObserver(entities: ["Programme"])
-        private var isDiscarded = false
-        init(view: FrozenStoreView, store: Store) {
-            self.view = view
-            self.store = store
+    /// A change file being written while a run changes the store: the store's own change
+    /// stream (`ChangeRecorder`), one writer, one batch in memory at a time.
+    public final class Recording {
+        let recorder: ChangeRecorder
+        let path: String
+        let writesPatch: Bool
+
+        init(recorder: ChangeRecorder, path: String, writesPatch: Bool) {
+            self.recorder = recorder
+            self.path = path
+            self.writesPatch = writesPatch
         }
-        func discard() {
-            guard !isDiscarded else { return }
-            isDiscarded = true
-            view.close()
-            store.checkpoint()   // the view held the log back: fold it in now
+
+        /// Ends the file and gives it its name; nil (and no file) when the run changed nothing.
+        /// With `writesPatch`, the JSON Patch form is written beside it.
+        public func finish() throws -> String? {
+            let count: Int
+            do { count = try recorder.finish() } catch {
+                recorder.discard()
+                throw error
+            }
+            guard count > 0 else {
+                recorder.discard()
+                return nil
+            }
+            try DurableFile.moveIntoPlace(recorder.path, to: path)
+            if writesPatch { try ChangeFiles.writePatch(of: path) }
+            return path
         }
-        deinit { discard() }
+
+        /// Stops recording and removes the unfinished file.
+        public func discard() { recorder.discard() }
+
+        deinit { recorder.discard() }
     }
 
-    public static func takeBefore(of store: Store) throws -> Before {
-        // Earlier versions copied the database beside it; a killed run's copy is removed here.
-        removeLeftovers(of: store.path)
-        let before = Before(view: try FrozenStoreView(of: store), store: store)
-        store.addObserver(before.touched)
-        return before
-    }
-
-    /// Copies left by killed runs (their process is gone) would otherwise stay for ever.
-    static func removeLeftovers(of database: String) {
-        let url = URL(fileURLWithPath: database)
-        let dir = url.deletingLastPathComponent().path
-        let prefix = url.lastPathComponent + ".before-"
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir.isEmpty ? "." : dir)) ?? [] where name.hasPrefix(prefix) {
-            let pidText = name.dropFirst(prefix.count).prefix { $0.isNumber }
-            guard let pid = Int32(pidText), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            try? FileManager.default.removeItem(atPath: (dir.isEmpty ? "." : dir) + "/" + name)
-        }
-    }
-
-    /// Diffs `before` with the store now and writes the change file, streaming (one root's
-    /// changes in memory at a time); nil when nothing changed. `channels`, when given, are the
-    /// only channels present on both sides that can have changed (the importer's touched ones);
-    /// `touched`, the row ids of the objects written since `before` (`Before.touched`), so that
-    /// only those are read and compared.
-    @discardableResult
-    public func record(before: Before, after store: Store, runID: String, channels: Set<String>? = nil) throws -> String? {
-        defer { before.discard() }
+    /// Starts recording what `store`'s next transactions change, into this folder's file for
+    /// `runID` (a sequence number keeps two runs of one second apart and in order: a change
+    /// file is never overwritten, and names sort by time).
+    public func startRecording(_ store: Store, runID: String, writesPatch: Bool = false) throws -> Recording {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        // A sequence number keeps two runs of one second apart and in order: a change file is
-        // never overwritten, and names sort by time.
+        removeLeftovers()
         var n = 1
         var name: String { "\(runID)-\(String(format: "%03d", n))" }
         while FileManager.default.fileExists(atPath: directory + "/\(name).json")
-            || FileManager.default.fileExists(atPath: directory + "/\(name).undone.json") {
+            || FileManager.default.fileExists(atPath: directory + "/\(name).undone.json")
+            || FileManager.default.fileExists(atPath: directory + "/\(name).json.\(getpid()).tmp") {
             n += 1
         }
-        let path = directory + "/\(name).json", patchPath = directory + "/\(name).patch.json"
-        let document = JSONStreamWriter(path: path + ".tmp"), patch = JSONStreamWriter(path: patchPath + ".tmp")
-        let diff = try GraphDiff(model: store.model)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        var count = 0
-        var operations = 0
-        var text = JSONText()
-        do {
-            try document.write(#"{"excluded":[],"model":"# + String(decoding: try encoder.encode(store.fingerprint), as: UTF8.self) + #","changes":["#)
-            try patch.write("[")
-            try before.view.read { old in
-                try store.read { new in
-                    try diff.diff(from: old, to: new, comparing: channels.map { set in
-                        { entity, id in entity != "Channel" || (id.first?.value.stringValue).map(set.contains) ?? true }
-                    }, touched: before.touched.touched) { change in
-                        text.removeAll()
-                        text.append(change)
-                        try document.write(count == 0 ? "" : ",")
-                        try document.write(text.bytes)
-                        for op in ChangeDocument(model: store.fingerprint, changes: [change]).jsonPatch() {
-                            text.removeAll()
-                            text.append(op)
-                            try patch.write(operations == 0 ? "" : ",")
-                            try patch.write(text.bytes)
-                            operations += 1
-                        }
-                        count += 1
-                    }
-                }
-            }
-            try document.write("]}")
-            try patch.write("]")
-            try document.close()
-            try patch.close()
-        } catch {
-            document.discard()
-            patch.discard()
-            throw error
-        }
-        if count == 0 {
-            document.discard()
-            patch.discard()
-            return nil
-        }
-        try DurableFile.moveIntoPlace(path + ".tmp", to: path)
-        try DurableFile.moveIntoPlace(patchPath + ".tmp", to: patchPath)
-        return path
+        let path = directory + "/\(name).json"
+        let recorder = try ChangeRecorder(model: store.model, path: path + ".\(getpid()).tmp")
+        store.addObserver(recorder)
+        return Recording(recorder: recorder, path: path, writesPatch: writesPatch)
     }
 
-    /// The newest change file not undone yet.
-    public func latest() -> String? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        // Only files named by a run id: anything else a user keeps in the folder is not undone.
-        return names.filter { Self.isRunID($0.prefix(16)) && $0.hasSuffix(".json") && !$0.hasSuffix(".patch.json") && !$0.hasSuffix(".undone.json") }
-            .sorted().last.map { directory + "/" + $0 }
+    /// Unfinished files of killed runs (`<name>.json.<pid>.tmp`, their process gone) would
+    /// otherwise stay for ever.
+    func removeLeftovers() {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".tmp") {
+            let parts = name.split(separator: ".")
+            guard parts.count >= 4, parts[parts.count - 3] == "json", let pid = Int32(parts[parts.count - 2]),
+                  pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: directory + "/" + name)
+        }
+    }
+
+    /// Writes `<run-id>.patch.json` beside a change file: the same changes as RFC 6902 JSON Patch.
+    public static func writePatch(of path: String) throws {
+        let patchPath = String(path.dropLast(".json".count)) + ".patch.json"
+        let document = try ChangeDocument(contentsOfFile: path)
+        let writer = JSONStreamWriter(path: patchPath + ".tmp")
+        var text = JSONText()
+        do {
+            try writer.write("[")
+            for (i, op) in document.jsonPatch().enumerated() {
+                text.removeAll()
+                text.append(op)
+                try writer.write(i == 0 ? "" : ",")
+                try writer.write(text.bytes)
+            }
+            try writer.write("]")
+            try writer.close()
+        } catch {
+            writer.discard()
+            throw error
+        }
+        try DurableFile.moveIntoPlace(patchPath + ".tmp", to: patchPath)
+    }
+
+    /// The change file of `run` (a run id, with or without its sequence number, or a path), as
+    /// RFC 6902 JSON Patch: `tvimport changes --patch`.
+    public func patch(of run: String) throws -> String {
+        var path = run
+        if !FileManager.default.fileExists(atPath: path) {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+            guard let name = names.last(where: { ($0 == run + ".json" || ($0.hasPrefix(run) && Self.isRunID($0.prefix(16))))
+                    && $0.hasSuffix(".json") && !$0.hasSuffix(".patch.json") }) else {
+                throw JobError(.noInput, "no change file of run \(run) in \(directory)")
+            }
+            path = directory + "/" + name
+        }
+        let document: ChangeDocument
+        do { document = try ChangeDocument(contentsOfFile: path) } catch {
+            throw JobError(.dataError, "\(path): \(error)")
+        }
+        var text = JSONText(), out = "["
+        for (i, op) in document.jsonPatch().enumerated() {
+            text.removeAll()
+            text.append(op)
+            out += (i == 0 ? "" : ",") + text.string
+        }
+        return out + "]"
     }
 
     /// Removes the files of runs older than `cutoff` (run ids sort by time, so the name says),
-    /// except those of the newest change file not undone yet: `undo`'s target stays whatever its
-    /// age. Without this a nightly job would fill the disk (a first import's file holds the whole
-    /// guide). Returns how many files went; files that are not change files are left alone.
+    /// except `keeping` (the database's newest import not undone yet: `undo`'s target stays
+    /// whatever its age). Without this a nightly job would fill the disk (a first import's file
+    /// holds the whole guide). Returns how many files went; files that are not change files are
+    /// left alone.
     @discardableResult
-    public func prune(olderThan cutoff: Int64) -> Int {
+    public func prune(olderThan cutoff: Int64, keeping: String? = nil) -> Int {
         let oldest = Self.runID(cutoff)
-        let kept = latest().map { String(($0 as NSString).lastPathComponent.dropLast(".json".count)) }
+        let kept = keeping.map { String(($0 as NSString).lastPathComponent.dropLast(".json".count)) }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var removed = 0
         for name in names where name.hasSuffix(".json") && Self.isRunID(name.prefix(16)) && name.prefix(16) < oldest {
@@ -175,23 +176,63 @@ public enum ApplyCommand {
         do { document = try ChangeDocument(contentsOfFile: file) } catch {
             throw JobError(FileManager.default.fileExists(atPath: file) ? .dataError : .noInput, "\(file): \(error)")
         }
-        return try run(document, on: store, dryRun: dryRun, what: file)
+        let started = Int64(Date().timeIntervalSince1970)
+        let result = try run(document, on: store, dryRun: dryRun, what: file)
+        if !dryRun {
+            try? RunLog.record(database: database, started: started, command: "apply", dryRun: false, exitCode: result.status.rawValue,
+                               outcome: result.output.split(separator: "\n").first.map(String.init) ?? "")
+        }
+        return result
     }
 
+    /// Reverts this database's newest import not undone yet (its own, from its register: never
+    /// another database's file that shares the folder), all or nothing: one transaction that
+    /// commits only when every change applies, and marks the import undone in the same
+    /// transaction, so that a second `undo` takes the import before.
     public static func undo(database: String) throws -> (output: String, status: ExitStatus) {
         let model = try StoreAccess.model(forDatabase: database, userModules: [])
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
         let lock = try RunLock(path: database + ".lock")
         defer { lock.release() }
-        let files = ChangeFiles(database: database)
-        guard let latest = files.latest() else {
-            throw JobError(.noInput, "no change file to undo in \(files.directory)")
+        let started = Int64(Date().timeIntervalSince1970)
+        func log(_ status: ExitStatus, _ outcome: String) {
+            try? RunLog.record(database: database, started: started, command: "undo", dryRun: false, exitCode: status.rawValue, outcome: outcome)
         }
-        let result = try run(try ChangeDocument(contentsOfFile: latest).inverted(), on: store, dryRun: false, what: "undo of \(latest)")
-        if result.status == .success {
-            try FileManager.default.moveItem(atPath: latest, toPath: latest.replacingOccurrences(of: ".json", with: ".undone.json"))
+        guard let entry = try ChangeRegister.latest(in: store) else {
+            log(.noInput, "nothing to undo")
+            throw JobError(.noInput, "nothing to undo: \(database) has no import with a change file that is not undone yet")
         }
-        return result
+        let document: ChangeDocument
+        do { document = try ChangeDocument(contentsOfFile: entry.path) } catch {
+            let missing = !FileManager.default.fileExists(atPath: entry.path)
+            log(missing ? .noInput : .dataError, "change file of \(entry.runID) unreadable")
+            throw JobError(missing ? .noInput : .dataError, "cannot undo the import \(entry.runID): its change file \(entry.path) "
+                           + (missing ? "is missing (removed, or pruned after changeFilesDays)" : "is unreadable: \(error)") + "; nothing changed")
+        }
+        let what = "undo of the import \(entry.runID) (\(entry.path))"
+        let report: ApplyReport
+        do {
+            report = try UndoTransaction.run(document.inverted(), on: store) { context in
+                try ChangeRegister.markUndone(entry, in: context)
+            }
+        } catch let error as DiffError {
+            log(.dataError, "\(what): \(error)")
+            throw JobError(.dataError, "\(what): \(error); nothing changed")
+        }
+        if !report.conflicts.isEmpty {
+            var lines = ["\(what) refused: \(report.conflicts.count) conflict\(report.conflicts.count == 1 ? "" : "s") (objects changed since, by a later import, an apply or an edit); nothing changed"]
+            lines += report.conflicts.prefix(50).map { "  conflict: \($0)" }
+            if report.conflicts.count > 50 { lines.append("  … and \(report.conflicts.count - 50) more conflicts") }
+            log(.dataError, "refused: \(report.conflicts.count) conflicts; nothing changed")
+            return (lines.joined(separator: "\n"), .dataError)
+        }
+        // The import is undone in the database; its files follow (best effort: the register decides).
+        let undone = String(entry.path.dropLast(".json".count)) + ".undone.json"
+        try? FileManager.default.moveItem(atPath: entry.path, toPath: undone)
+        try? FileManager.default.removeItem(atPath: String(entry.path.dropLast(".json".count)) + ".patch.json")
+        let line = "\(what): \(report.applied) change\(report.applied == 1 ? "" : "s") undone"
+        log(.success, "\(entry.runID): \(report.applied) changes undone")
+        return (line, .success)
     }
 
     static func run(_ document: ChangeDocument, on store: Store, dryRun: Bool, what: String) throws -> (output: String, status: ExitStatus) {
@@ -205,6 +246,62 @@ public enum ApplyCommand {
         lines += report.conflicts.prefix(50).map { "  conflict: \($0)" }
         if report.conflicts.count > 50 { lines.append("  … and \(report.conflicts.count - 50) more conflicts") }
         return (lines.joined(separator: "\n"), report.conflicts.isEmpty ? .success : .dataError)
+    }
+}
+
+/// The change files of one database, in the database (`_tvimport_changes`): the run id and path of
+/// each import's file, and whether it was undone. Several databases may share one `changes/`
+/// folder; `undo` reads only its own database's register.
+public enum ChangeRegister {
+    static let table = SideTable(name: "_tvimport_changes", key: "runID", columns: [
+        AttributeDescription("path", .string, optional: false),
+        AttributeDescription("recorded", .integer, optional: false),
+        AttributeDescription("undone", .bool, optional: false),
+    ])
+
+    public struct Entry: Sendable, Equatable {
+        public var runID: String
+        public var path: String
+    }
+
+    /// Records a change file written for this database (its run id is the file's name).
+    public static func record(path: String, in store: Store) throws {
+        let runID = String((path as NSString).lastPathComponent.dropLast(".json".count))
+        try store.create(table)
+        try store.save(["path": .string(path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(false)],
+                       forKey: runID, in: table)
+    }
+
+    /// The newest import of this database not undone yet.
+    public static func latest(in store: Store) throws -> Entry? {
+        try store.rows(in: table).filter { $0.value["undone"]?.boolValue != true }
+            .max { $0.key < $1.key }
+            .flatMap { row in row.value["path"]?.stringValue.map { Entry(runID: row.key, path: $0) } }
+    }
+
+    /// Marks an import undone, inside the undo's own transaction.
+    static func markUndone(_ entry: Entry, in context: ObjectContext) throws {
+        try context.save(["path": .string(entry.path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(true)],
+                         forKey: entry.runID, in: table)
+    }
+}
+
+/// Applies a document all or nothing: the transaction commits only when no change conflicts.
+enum UndoTransaction {
+    private struct Refused: Error { let report: ApplyReport }
+
+    static func run(_ document: ChangeDocument, on store: Store, onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport {
+        guard document.model == store.fingerprint else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
+        do {
+            return try store.write { context in
+                let report = try document.apply(in: context)
+                if !report.conflicts.isEmpty { throw Refused(report: report) }
+                try onSuccess(context)
+                return report
+            }.result
+        } catch let refused as Refused {
+            return refused.report
+        }
     }
 }
 

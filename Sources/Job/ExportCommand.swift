@@ -41,7 +41,9 @@ public struct ExportCommand {
         if report.events == 0 {
             text += "\n" + (try emptyWindowExplanation(store, windowStart: now - Int64(config.pastHours) * 3600))
         }
-        return (text, .success)
+        // With `publish` in the config, export publishes what it wrote, as run does.
+        guard let published = PublishCommand.publish(config: config, feedDirectory: output) else { return (text, .success) }
+        return (text + "\n" + published.line, published.status)
     }
 
     /// Why the feeds hold nothing: an empty database, or a guide that lies before the window.

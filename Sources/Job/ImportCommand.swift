@@ -16,6 +16,8 @@ public struct ImportJob {
     public var quiet = false
     /// Write a change file (changes/<run-id>.json) after a real import.
     public var writeChangeFile = true
+    /// Also write it as JSON Patch (changes/<run-id>.patch.json).
+    public var writePatch = false
     public var files: [String]
     public var userModules: [ModelModule] = []
 
@@ -59,19 +61,21 @@ public struct ImportJob {
         let progress = Progress(quiet: quiet || json)
         try FetchState.prepare(store)
         var report = RunReport(dryRun: dryRun)
-        var before: ChangeFiles.Before?
+        var recording: ChangeFiles.Recording?
         let outcome = ImportPipeline(store: store, options: options, progress: progress)
             .importSource(SourceSpec(name: sourceName, inputs: inputs)) {
-                if !dryRun && writeChangeFile { before = try ChangeFiles.takeBefore(of: store) }
+                // Recorded from the store's own change stream, from the first write of the import on.
+                if !dryRun && writeChangeFile && recording == nil {
+                    recording = try ChangeFiles(database: database).startRecording(store, runID: ChangeFiles.runID(started), writesPatch: writePatch)
+                }
             }
         progress.clear()
         report.sources.append(outcome.report)
         let status = outcome.exitStatus
         var changeFile: String?
-        if let before, report.sources.contains(where: { $0.status == "applied" }) {
-            let touched = report.sources.reduce(into: Set<String>()) { $0.formUnion($1.report?.touchedChannelIDs ?? []) }
-            changeFile = try? ChangeFiles(database: database).record(before: before, after: store, runID: ChangeFiles.runID(started),
-                                                                     channels: touched)
+        if let recording {
+            changeFile = try? recording.finish()
+            if let changeFile { try? ChangeRegister.record(path: changeFile, in: store) }
         }
         if !dryRun {
             try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,

@@ -79,16 +79,16 @@ struct ImportPipeline {
             SourceOutcome(report: .init(name: source.name, status: "failed", error: message, report: nil), exitStatus: status)
         }
         var files: [String] = []
-        var downloads: [Download] = []
+        var downloads: [(url: String, download: Download)] = []
         var sampleCopies: [String] = []
         defer {
-            for d in downloads where !d.isLocal { try? FileManager.default.removeItem(atPath: d.file) }
+            for (_, d) in downloads where !d.isLocal { try? FileManager.default.removeItem(atPath: d.file) }
             for s in sampleCopies { try? FileManager.default.removeItem(atPath: s) }
         }
         // Validators and the content hash describe one download: with several inputs every one is
         // fetched in full, since the import needs all of them together.
-        let fetchedCount = source.inputs.filter { if case .fetched = $0 { true } else { false } }.count
-        let conditional = !options.force && fetchedCount == 1 && source.inputs.count == 1
+        let conditional: Bool
+        if !options.force, source.inputs.count == 1, case .fetched = source.inputs[0] { conditional = true } else { conditional = false }
         let previous = conditional ? (try? FetchState.load(store, source: source.name)) ?? nil : nil
         for input in source.inputs {
             switch input {
@@ -120,7 +120,7 @@ struct ImportPipeline {
                     case .notModified:
                         return SourceOutcome(report: .init(name: source.name, status: "unchanged", error: nil, report: nil), exitStatus: .success)
                     case .downloaded(let d):
-                        downloads.append(d)
+                        downloads.append((url, d))
                         files.append(d.file)
                     }
                 } catch {
@@ -133,20 +133,16 @@ struct ImportPipeline {
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
-            if !options.dryRun, conditional, let d = downloads.first {
+            if !options.dryRun, conditional, let (url, d) = downloads.first {
                 keepLastGood(d, source: source.name)
-                if case .fetched(let url) = source.inputs[0] {
-                    try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
-                }
+                try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
             }
             return SourceOutcome(report: .init(name: source.name, status: r.changedAnything ? "applied" : "unchanged", error: nil, report: r),
                                  exitStatus: .success)
         } catch let error as ImportError {
             var message = "\(error)"
             // Name what the user gave, not the temporary file it was downloaded to.
-            for (d, input) in zip(downloads, source.inputs.filter { if case .fetched = $0 { true } else { false } }) where !d.isLocal {
-                if case .fetched(let url) = input { message = message.replacingOccurrences(of: d.file, with: url) }
-            }
+            for (url, d) in downloads where !d.isLocal { message = message.replacingOccurrences(of: d.file, with: url) }
             return failed(ExitStatus(error), message)
         } catch let error as JobError {
             return failed(error.status, error.message)

@@ -75,8 +75,31 @@ public struct EditCommand {
         self.id = id
     }
 
+    /// Records the edit as a change file (`changes/` beside the database), so that `undo`
+    /// reverts it: what `serve` does for every save.
+    public var recordsChange = false
+
     /// Attributes that the import owns although no whitelist names them.
     static let importOwned: Set<String> = ["source"]
+
+    /// The attribute `key` of `entity` if users may set it: not part of the identity, not kept
+    /// by tvimport itself, and (unless `force`) not overwritten by the next import. The one rule
+    /// for `tvimport edit` and the forms of `tvimport serve`.
+    public static func editableAttribute(_ key: String, of entity: Entity, force: Bool = false) throws -> Attribute {
+        guard let attribute = entity.attribute(key) else {
+            throw JobError(.usage, "entity '\(entity.name)' has no attribute '\(key)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
+        }
+        if entity.identifier.contains(key) {
+            throw JobError(.usage, "\(entity.name).\(key) is part of the identity (\(entity.identifier.joined(separator: ", "))) and cannot be edited")
+        }
+        if attribute.isExcludedFromDiff || importOwned.contains(key) {
+            throw JobError(.usage, "\(entity.name).\(key) is kept by tvimport itself and cannot be edited")
+        }
+        if entity.overwritable.contains(key) && !force {
+            throw JobError(.usage, "\(entity.name).\(key) is in the import's whitelist: the next import overwrites it (give --force to set it anyway\(entity.name == "Channel" && key == "displayName" ? ", or set customName" : ""))")
+        }
+        return attribute
+    }
 
     public func run() throws -> String {
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
@@ -84,21 +107,7 @@ public struct EditCommand {
             throw JobError(.usage, "unknown entity '\(entityName)' (known: \(model.entities.map(\.name).joined(separator: ", ")))")
         }
         var changes: [String: Value] = [:]
-        func editable(_ key: String) throws -> Attribute {
-            guard let attribute = entity.attribute(key) else {
-                throw JobError(.usage, "entity '\(entity.name)' has no attribute '\(key)' (attributes: \(entity.attributes.map(\.name).joined(separator: ", ")))")
-            }
-            if entity.identifier.contains(key) {
-                throw JobError(.usage, "\(entity.name).\(key) is part of the identity (\(entity.identifier.joined(separator: ", "))) and cannot be edited")
-            }
-            if attribute.isExcludedFromDiff || Self.importOwned.contains(key) {
-                throw JobError(.usage, "\(entity.name).\(key) is kept by tvimport itself and cannot be edited")
-            }
-            if entity.overwritable.contains(key) && !force {
-                throw JobError(.usage, "\(entity.name).\(key) is in the import's whitelist: the next import overwrites it (give --force to set it anyway\(entity.name == "Channel" && key == "displayName" ? ", or set customName" : ""))")
-            }
-            return attribute
-        }
+        func editable(_ key: String) throws -> Attribute { try Self.editableAttribute(key, of: entity, force: force) }
         for assignment in assignments {
             guard let eq = assignment.firstIndex(of: "=") else {
                 throw JobError(.usage, "'\(assignment)' is not KEY=VALUE")
@@ -116,6 +125,8 @@ public struct EditCommand {
         }
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
         let started = Int64(Date().timeIntervalSince1970)
+        // Recorded like an import's changes (serve's edits), so that undo and redo work from the page.
+        let recording = recordsChange ? try ChangeFiles(database: database).startRecording(store, runID: ChangeFiles.runID(started)) : nil
         let changed = try store.write { context -> [String] in
             guard let object = try Self.find(entity, id, context) else {
                 throw JobError(.dataError, "no \(entity.name) with identifier '\(id)'")
@@ -128,13 +139,18 @@ public struct EditCommand {
             }
             return try context.update(object, all)
         }.result
+        if let recording, let path = try recording.finish() {
+            try ChangeRegister.record(path: path, in: store)
+        }
         let visible = changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }
         let outcome = visible.isEmpty ? "\(entity.name) \(id): nothing changed" : "\(entity.name) \(id): set \(visible.joined(separator: ", "))"
+        // Edits show in `status`'s last runs beside imports and undos.
         try? RunLog.record(database: database, started: started, command: "edit", dryRun: false, exitCode: 0, outcome: outcome)
         return outcome
     }
 
-    static func parse(_ text: String, as attribute: Attribute, entity: Entity) throws -> Value {
+    /// `text` as a value of `attribute`, as `edit` reads it (an error names the attribute).
+    public static func parse(_ text: String, as attribute: Attribute, entity: Entity) throws -> Value {
         func bad() -> JobError {
             JobError(.dataError, "\(entity.name).\(attribute.name) expects \(attribute.type.rawValue), got '\(text)'")
         }
@@ -168,7 +184,7 @@ public struct EditCommand {
 
     /// Finds an object by its identifier as users write it: a channel's XMLTV id; a programme's
     /// `CHANNEL/START[/CLUMP]` (START in XMLTV or ISO form); `#ROWID` for anything.
-    static func find(_ entity: Entity, _ id: String, _ context: ObjectContext) throws -> ObjectID? {
+    public static func find(_ entity: Entity, _ id: String, _ context: ObjectContext) throws -> ObjectID? {
         if id.hasPrefix("#"), let row = Int64(id.dropFirst()) {
             return try context.object(ObjectID(entity: entity.name, rowID: row), keys: [])?.id
         }

@@ -2,6 +2,7 @@ import Foundation
 import Feeds
 import Fetch
 import ObjectGraph
+import Publish
 
 /// The configuration of the nightly job, read from JSON (Foundation's parser: no extra
 /// dependency, and every error can name the file, the key and what was expected).
@@ -47,6 +48,9 @@ public struct JobConfig: Sendable {
     public var changeFiles = true
     /// `run` removes change files older than this many days (0: keeps them all); the newest stays.
     public var changeFilesDays = 30
+    /// Also write each change file as RFC 6902 JSON Patch (`<run-id>.patch.json`); otherwise
+    /// `tvimport changes --patch RUN_ID` makes it on demand.
+    public var changeFilesPatch = false
     public var changesDirectory: String { changes ?? ChangeFiles(database: database).directory }
     /// How downloads behave (retries, timeouts, size limit).
     public var fetchPolicy = FetchPolicy()
@@ -56,6 +60,14 @@ public struct JobConfig: Sendable {
     /// The `modules` part of the file, as JSON: remembered in the database so that commands
     /// without a config (`edit`, `status`, `import`) still know the user's entities.
     public var modulesJSON: Data?
+    /// Where the feeds are published (`publish.s3`); see PublishCommand.swift.
+    public var publishTarget: ObjectStoreTarget?
+    /// The XMLTV export (`xmltv`), published beside the feeds when it exists.
+    public var xmltv: String?
+    /// `serve`: the edit token (`TVIMPORT_SERVE_TOKEN` wins over it), address and port.
+    public var serveToken: String?
+    public var serveHost: String?
+    public var servePort: Int?
 
     /// The fetch cache: where each source's last good download is kept.
     public var cacheDirectory: String { cache ?? (database + ".cache") }
@@ -184,7 +196,8 @@ struct ConfigReader {
 
     mutating func read(_ root: Any) throws -> JobConfig {
         let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare", "maxChannelMB",
-                                               "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles", "changeFilesDays"])
+                                               "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles", "changeFilesDays",
+                                               "changeFilesPatch", "publish", "xmltv", "serve"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
         if let v = try string(d["output"], "output") { c.output = v }
@@ -244,6 +257,7 @@ struct ConfigReader {
         }
         c.changes = try string(d["changes"], "changes")
         if let v = try bool(d["changeFiles"], "changeFiles") { c.changeFiles = v }
+        if let v = try bool(d["changeFilesPatch"], "changeFilesPatch") { c.changeFilesPatch = v }
         if let v = try number(d["changeFilesDays"], "changeFilesDays") {
             guard v >= 0 else { throw fail("changeFilesDays", "a number of days, 0 (keep all) or more") }
             c.changeFilesDays = Int(v)
@@ -261,7 +275,18 @@ struct ConfigReader {
             let wd = try object(w, "whitelists", allowed: ["Channel", "Programme", "Credit", "Category"])
             for (entity, keys) in wd { c.whitelists[entity] = Set(try strings(keys, "whitelists.\(entity)") ?? []) }
         }
+        if let v = d["serve"] {
+            let sd = try object(v, "serve", allowed: ["token", "host", "port"])
+            c.serveToken = try string(sd["token"], "serve.token")
+            c.serveHost = try string(sd["host"], "serve.host")
+            if let port = try number(sd["port"], "serve.port") {
+                guard port >= 0, port <= 65535, port == port.rounded() else { throw fail("serve.port", "a port number from 0 to 65535") }
+                c.servePort = Int(port)
+            }
+        }
         c.modules = try modules(d["modules"])
+        if let p = d["publish"] { c.publishTarget = try publishTarget(p) }
+        c.xmltv = try string(d["xmltv"], "xmltv")
         if let m = d["modules"] { c.modulesJSON = try? JSONSerialization.data(withJSONObject: m, options: [.sortedKeys]) }
         return c
     }

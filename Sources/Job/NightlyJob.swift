@@ -50,14 +50,16 @@ public struct NightlyJob {
         if !dryRun { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
         var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
-        var touched = false
         let pipeline = ImportPipeline(store: store, options: pipelineOptions, progress: progress)
 
-        // The database as it was before the first change: the change file's "before" side. Taken
-        // only when a source has something to import, so a night of 304s costs nothing.
-        var before: ChangeFiles.Before?
+        // The change file records the run's changes as the store makes them. Started only when
+        // a source has something to import, so a night of 304s costs nothing.
+        var recording: ChangeFiles.Recording?
         let takeBefore = { () throws -> Void in
-            if before == nil && !dryRun && config.changeFiles { before = try ChangeFiles.takeBefore(of: store) }
+            if recording == nil && !dryRun && config.changeFiles {
+                recording = try ChangeFiles(directory: config.changesDirectory).startRecording(store, runID: ChangeFiles.runID(now),
+                                                                                               writesPatch: config.changeFilesPatch)
+            }
         }
         for source in config.sources {
             if StopSignal.requested {
@@ -69,23 +71,18 @@ public struct NightlyJob {
             let outcome = pipeline.importSource(source.spec, beforeImport: takeBefore)
             progress.clear()
             if outcome.status == "failed", status == .success { status = outcome.exitStatus }
-            if outcome.status == "applied" { touched = true }
             report.sources.append(outcome.report)
         }
 
         var pruned = 0
-        var prunedChannels = Set<String>()
         if config.retentionDays > 0 {
-            (pruned, prunedChannels) = try prune(store, beforeChange: takeBefore)
-            if pruned > 0 { touched = true }
+            (pruned, _) = try prune(store, beforeChange: takeBefore)
         }
         var changeFileLine = ""
-        if let before, touched {
+        if let recording {
             do {
-                var channels = prunedChannels
-                for s in report.sources { channels.formUnion(s.report?.touchedChannelIDs ?? []) }
-                if let file = try ChangeFiles(directory: config.changesDirectory).record(before: before, after: store, runID: ChangeFiles.runID(now),
-                                                                                          channels: channels) {
+                if let file = try recording.finish() {
+                    try ChangeRegister.record(path: file, in: store)
                     changeFileLine = "changes: \(file)"
                 }
             } catch {
@@ -93,7 +90,8 @@ public struct NightlyJob {
             }
         }
         if !dryRun && config.changeFilesDays > 0 {
-            let removed = ChangeFiles(directory: config.changesDirectory).prune(olderThan: now - Int64(config.changeFilesDays) * 86400)
+            let removed = ChangeFiles(directory: config.changesDirectory).prune(olderThan: now - Int64(config.changeFilesDays) * 86400,
+                                                                                      keeping: try? ChangeRegister.latest(in: store)?.path)
             if removed > 0 { JobLog.logger.info("removed \(removed) change files older than \(config.changeFilesDays) days") }
         }
 
@@ -111,6 +109,11 @@ public struct NightlyJob {
                 exportLine = exported.written.isEmpty && exported.removed.isEmpty
                     ? "feeds: nothing changed, \(config.output)/ left as it was"
                     : "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged, \(exported.removed.count) removed in \(config.output)/ (open \(config.output)/index.html)"
+                if let published = PublishCommand.publish(config: config, feedDirectory: config.output) {
+                    exportLine += "\n" + published.line
+                    if published.status != .success { JobLog.logger.error("\(published.line)") }
+                    if status == .success { status = published.status }
+                }
             } catch {
                 if status == .success { status = .cannotCreate }
                 exportLine = "feeds: export failed: \(error)"

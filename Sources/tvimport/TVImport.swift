@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Job
+import Serve
 
 /// The command line (the table in README.md). Each command is a thin shell over the Job library:
 /// parse the flags, call the job, print, exit with the documented code.
@@ -20,7 +21,7 @@ struct TVImport: ParsableCommand {
               tvimport import --db tv.sqlite guide.xml.gz
             """,
         version: BuildVersion.description,
-        subcommands: [Run.self, Import.self, Export.self, Edit.self, Status.self, Model.self, Apply.self, Undo.self],
+        subcommands: [Run.self, Import.self, Export.self, Publish.self, Edit.self, Status.self, Model.self, Apply.self, Undo.self, Changes.self, Serve.self],
         defaultSubcommand: Run.self)
 
     /// A mistyped command would otherwise be read as `run` with stray arguments ("Unknown option
@@ -104,6 +105,7 @@ struct Import: ParsableCommand {
     @OptionGroup var flags: ImportFlags
     @Flag(inversion: .prefixedNo, help: "Write a change file of this import (for apply and undo).")
     var changeFile = true
+    @Flag(help: "Also write the change file as JSON Patch (changes/<run-id>.patch.json).") var patchFile = false
     @Argument(help: "XMLTV files, URLs, or - for standard input.") var files: [String]
 
     func run() throws {
@@ -116,6 +118,7 @@ struct Import: ParsableCommand {
             job.quiet = flags.quiet
             job.verbose = flags.verbose
             job.writeChangeFile = changeFile
+            job.writePatch = patchFile
             return try job.run()
         }
     }
@@ -245,6 +248,27 @@ struct Export: ParsableCommand {
     }
 }
 
+struct Publish: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Upload what changed in the feeds to the config's object store (publish.s3).",
+        discussion: """
+            Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), never from the config file. `run` publishes after each export, `export` too when the config has publish.s3; this publishes now. Exit 69 when the store refuses or cannot be reached: the next run uploads whatever is missing.
+
+            Example:
+              tvimport publish --config /etc/tvimport/config.json --verify
+            """)
+
+    @Option(help: "The configuration file (JSON) with publish.s3.") var config: String?
+    @Flag(help: "List the bucket and repair any difference with the local feeds.") var verify = false
+    @Flag(help: "Print what would be uploaded and deleted; touch nothing, remote included.") var dryRun = false
+    @Option(help: "Log lines on stderr as text or JSON (for containers).") var logFormat: LogFormat = .text
+
+    func run() throws {
+        JobLog.bootstrap(format: logFormat)
+        finish { try PublishCommand.run(configPath: config, verify: verify, dryRun: dryRun) }
+    }
+}
+
 struct Apply: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Apply a change file (from changes/ of another database) to this database.",
@@ -264,14 +288,94 @@ struct Apply: ParsableCommand {
     }
 }
 
+struct Changes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a change file as RFC 6902 JSON Patch.",
+        discussion: """
+            RUN is a run id (20261122T030000Z-001, or its first 16 characters for the newest of that second) in the database's changes/ folder, or a change file's path.
+
+            Example:
+              tvimport changes --patch 20261122T030000Z-001 > patch.json
+            """)
+
+    @OptionGroup var database: DatabaseOption
+    @Option(help: "The folder of change files (default: changes/ beside the database).") var changes: String?
+    @Option(name: .customLong("patch"), help: "The run whose change file to print as JSON Patch.") var runID: String
+
+    func run() throws {
+        finish {
+            let files = changes.map { ChangeFiles(directory: $0) } ?? ChangeFiles(database: database.resolved())
+            return (try files.patch(of: runID), .success)
+        }
+    }
+}
+
 struct Undo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Revert the last import by applying the inverse of its change file.",
-        discussion: "Objects changed since (by a later import or an edit) are conflicts and stay as they are.\n\nExample:\n  tvimport undo --db tv.sqlite")
+        abstract: "Revert this database's last import by applying the inverse of its change file.",
+        discussion: """
+            All or nothing: if an object changed since (a later import, an apply, an edit), the conflicts are listed, nothing changes and the exit status is 65. A second undo reverts the import before; with none left, exit 66.
+
+            Example:
+              tvimport undo --db tv.sqlite
+            """)
 
     @OptionGroup var database: DatabaseOption
 
     func run() throws {
         finish { try ApplyCommand.undo(database: database.resolved()) }
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the feeds, the guide and the model's pages over HTTP (127.0.0.1:8080).",
+        discussion: """
+            Read-only unless a token is configured (the config's serve.token or TVIMPORT_SERVE_TOKEN); edits then need it. SIGTERM stops accepting connections and lets requests in flight finish.
+
+            Example:
+              tvimport serve --config /etc/tvimport/config.json --port 8080
+            """)
+
+    @Option(help: "The configuration file (JSON): database, feed directory, refresh interval, modules, serve key.") var config: String?
+    @OptionGroup var database: DatabaseOption
+    @Option(help: "The feed directory (default: the config's output, else $TVIMPORT_OUTPUT, else ./feeds).") var feeds: String?
+    @Option(help: "The address to bind (default: 127.0.0.1).") var host: String?
+    @Option(help: "The port (default: 8080).") var port: Int?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535") }
+    }
+
+    func run() throws {
+        JobLog.bootstrap(format: .text)
+        finish {
+            let cfg = try config.map { try JobConfig.load(path: $0, requireSources: false) }
+            var options = cfg.map { ServeOptions(config: $0, environment: ProcessInfo.processInfo.environment) }
+                ?? ServeOptions(database: database.resolved(), feedsDirectory: ProcessInfo.processInfo.environment["TVIMPORT_OUTPUT"] ?? "feeds")
+            if cfg == nil, let token = ProcessInfo.processInfo.environment["TVIMPORT_SERVE_TOKEN"], !token.isEmpty { options.token = token }
+            options.database = database.resolved(config: cfg)
+            if let feeds { options.feedsDirectory = feeds }
+            if let host { options.host = host }
+            if let port { options.port = port }
+            try ServeBlocking.run(options)
+            return ("", .success)
+        }
+    }
+}
+
+/// Runs the async server from the synchronous command line until it stops.
+enum ServeBlocking {
+    final class Outcome: @unchecked Sendable { var error: (any Error)? }
+
+    static func run(_ options: ServeOptions) throws {
+        let outcome = Outcome()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do { try await ServeServer.run(options: options) } catch { outcome.error = error }
+            done.signal()
+        }
+        done.wait()
+        if let error = outcome.error { throw error }
     }
 }

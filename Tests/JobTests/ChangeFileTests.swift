@@ -111,17 +111,159 @@ import Testing
                                            extra: #", "changeFiles": false, "changeFilesDays": 10"#))
         #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
         let first = try names()
-        #expect(first == ["20200103T030000Z-001.json", "20200103T030000Z-001.patch.json", "notes.json"], "\(first.sorted())")
+        // None of them is this database's (its register names none): all old ones go.
+        #expect(first == ["notes.json"], "\(first.sorted())")
 
         // A new change file becomes the newest: the old one goes too.
         try box.write("g1.xml", guide(night: 1))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g1.xml"))], extra: #", "changeFilesDays": 10"#))
         #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
         let now = try names()
-        #expect(now.count == 3 && now.contains("notes.json"), "\(now.sorted())")
+        #expect(now.count == 2 && now.contains("notes.json"), "\(now.sorted())")
         #expect(now.allSatisfy { !$0.hasPrefix("2020") })
         let undo = try box.run(["undo", "--db", "tv.sqlite"])
         #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
+    }
+
+    /// The store's objects as a diff against an empty store of the same model: empty when both are.
+    func difference(_ box: Sandbox, _ a: String, _ b: String) throws -> ChangeDocument {
+        let model = try StoreAccess.model()
+        return try GraphDiff(model: model).diff(from: Store(path: box.path(a), model: model), to: Store(path: box.path(b), model: model))
+    }
+
+    /// Two databases beside each other share `changes/`: `undo --db a` reverts a's last import,
+    /// never b's newer one (#18.1).
+    @Test func undoTakesOnlyItsOwnDatabasesLastImport() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", guide(night: 0))
+        try box.write("g1.xml", guide(night: 1))
+        try box.write("other.xml", makeGuide(channels: ["other.test"], programmes: 3, titlePrefix: "Other"))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("a0.sqlite"))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        #expect(try box.run(["import", "--db", "b.sqlite", "--source", "s", "other.xml"]).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("b.sqlite"), toPath: box.path("b0.sqlite"))
+
+        let undo = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
+        #expect(try difference(box, "a0.sqlite", "a.sqlite").isEmpty)
+        #expect(try difference(box, "b0.sqlite", "b.sqlite").isEmpty, "b must not change")
+        // b's own import is still b's to undo.
+        let undoB = try box.run(["undo", "--db", "b.sqlite"])
+        #expect(undoB.status == 0, "\(undoB.stdout) \(undoB.stderr)")
+        #expect(try programmeCount(box, "b.sqlite") == 0)
+    }
+
+    /// A second `undo` reverts the import before; when none is left it says so (exit 66) and
+    /// changes nothing. A completed undo leaves no `.patch.json`; undos and edits show in
+    /// `status` (#18.2).
+    @Test func aSecondUndoTakesTheImportBeforeThenSaysNothingIsLeft() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", guide(night: 0))
+        try box.write("g1.xml", guide(night: 1))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        let first = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
+        let second = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
+        #expect(first.stdout != second.stdout, "the second undo must take another import")
+        #expect(try programmeCount(box, "a.sqlite") == 0, "both imports undone")
+        let names = try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
+        #expect(!names.contains { $0.hasSuffix(".patch.json") && names.contains($0.replacingOccurrences(of: ".patch.json", with: ".undone.json")) },
+                "a completed undo leaves no patch file: \(names.sorted())")
+        let third = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(third.status == 66, "\(third.stdout) \(third.stderr)")
+        #expect(third.stderr.contains("nothing to undo"))
+        let status = try box.run(["status", "--db", "a.sqlite"])
+        #expect(status.stdout.contains("  undo  "), "\(status.stdout)")
+    }
+
+    /// An undo that meets a conflict applies nothing (one transaction), exits 65 and says that
+    /// nothing changed; the import stays the one to undo once the conflict is resolved (#18.2).
+    @Test func anUndoWithAConflictChangesNothing() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", guide(night: 0))
+        try box.write("g1.xml", guide(night: 1))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("a0.sqlite"))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        let id = "alpha.test/" + xmltvTime(guideBase())
+        #expect(try box.run(["edit", "--db", "a.sqlite", "--force", "Programme", id, "title=Renamed"]).status == 0)
+        try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("a1.sqlite"))
+        let refused = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(refused.status == 65, "\(refused.stdout) \(refused.stderr)")
+        #expect(refused.stdout.contains("nothing changed") && refused.stdout.contains("conflict"), "\(refused.stdout)")
+        #expect(try difference(box, "a1.sqlite", "a.sqlite").isEmpty, "a refused undo changes nothing")
+        // Put the title back as the import left it: the same import is undone now.
+        #expect(try box.run(["edit", "--db", "a.sqlite", "--force", "Programme", id, "title=Night 1 show 0"]).status == 0)
+        let undo = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
+        #expect(try difference(box, "a0.sqlite", "a.sqlite").isEmpty)
+        let status = try box.run(["status", "--db", "a.sqlite"])
+        #expect(status.stdout.contains("  undo  ") && status.stdout.contains("  edit  "), "\(status.stdout)")
+    }
+
+    func programmeCount(_ box: Sandbox, _ db: String) throws -> Int? {
+        let json = parseJSON(try box.run(["status", "--db", db, "--format", "json"]).stdout)
+        return (json?["entities"] as? [String: Any])?["Programme"] as? Int
+    }
+
+    /// The JSON Patch form is not written every night unless asked for; `changes --patch` makes
+    /// it on demand, the same operations the file's changes give (#14.2).
+    @Test func theJSONPatchIsMadeOnDemand() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", guide(night: 0))
+        try box.write("g1.xml", guide(night: 1))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "--patch-file", "g1.xml"]).status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: box.path("changes")).sorted()
+        #expect(names.count == 3, "\(names)")
+        let files = names.filter { !$0.hasSuffix(".patch.json") }
+        let written = try #require(names.first { $0.hasSuffix(".patch.json") })
+        #expect(written.hasPrefix(String(files[1].dropLast(".json".count))), "only the import that asked for it writes a patch file")
+        for file in files {
+            let runID = String(file.dropLast(".json".count))
+            let r = try box.run(["changes", "--db", "a.sqlite", "--patch", runID])
+            #expect(r.status == 0, "\(r.stderr)")
+            let operations = try JSONDecoder().decode([PatchOperation].self, from: Data(r.stdout.utf8))
+            let expected = try ChangeDocument(contentsOfFile: box.path("changes/" + file)).jsonPatch()
+            #expect(operations == expected)
+            #expect(!operations.isEmpty)
+        }
+        let printed = try box.run(["changes", "--db", "a.sqlite", "--patch", String(files[1].dropLast(".json".count))]).stdout
+        let stored = try JSONDecoder().decode([PatchOperation].self, from: try #require(box.bytes("changes/" + written)))
+        #expect(try JSONDecoder().decode([PatchOperation].self, from: Data(printed.utf8)) == stored)
+        #expect(try box.run(["changes", "--db", "a.sqlite", "--patch", "20200101T000000Z-001"]).status == 66)
+    }
+
+    /// A first import is one insert per object with its new values only (no old side).
+    @Test func aFirstImportIsOneInsertPerObjectWithoutOldValues() throws {
+        let box = try Sandbox()
+        try box.write("g0.xml", guide(night: 0))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: box.path("changes")).first)
+        let text = String(decoding: try #require(box.bytes("changes/" + file)), as: UTF8.self)
+        #expect(!text.contains("\"old\""), "an insert has no old side")
+        let document = try ChangeDocument(contentsOfFile: box.path("changes/" + file)).squashed()
+        #expect(document.changes.count == 3)
+        #expect(document.changes.allSatisfy { $0.change == .insert && $0.attributes["displayName"] != nil })
+        #expect(document.counts["Programme"].inserted == 12)
+    }
+
+    /// A killed import leaves its unfinished change file (`.json.<pid>.tmp`); the next import
+    /// removes it once that process is gone, and leaves a live one's alone.
+    @Test func theUnfinishedFileOfAKilledRunIsRemoved() throws {
+        let box = try Sandbox()
+        try FileManager.default.createDirectory(atPath: box.path("changes"), withIntermediateDirectories: true)
+        let dead = "20200101T030000Z-001.json.2147483646.tmp", live = "20200101T030000Z-002.json.1.tmp"
+        try box.write("changes/" + dead, "{\"model\":\"x\",\"changes\":[")
+        try box.write("changes/" + live, "{")
+        try box.write("g0.xml", guide(night: 0))
+        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
+        #expect(!names.contains(dead) && names.contains(live), "\(names.sorted())")
+        #expect(names.filter { $0.hasSuffix(".tmp") }.count == 1)
     }
 
     @Test func changeFilesDaysMustBeANumberOfDays() throws {

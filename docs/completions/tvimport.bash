@@ -173,13 +173,13 @@ _tvimport() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    run|import|export|edit|status|model|apply|undo|help)
+    run|import|export|publish|edit|status|model|apply|undo|changes|serve|help)
         # Offer subcommand argument completions
         "_tvimport_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'run import export edit status model apply undo help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'run import export publish edit status model apply undo changes serve help' -- "${cur}"))
         ;;
     esac
 }
@@ -209,7 +209,7 @@ _tvimport_run() {
 
 _tvimport_import() {
     repeating_flags=()
-    non_repeating_flags=(--dry-run --force --quiet --verbose --change-file --no-change-file --version -h --help)
+    non_repeating_flags=(--dry-run --force --quiet --verbose --change-file --no-change-file --patch-file --version -h --help)
     repeating_options=()
     non_repeating_options=(--db --source --format)
     __tvimport_offer_flags_options -1
@@ -248,6 +248,25 @@ _tvimport_export() {
         return
         ;;
     '--past-hours')
+        return
+        ;;
+    esac
+}
+
+_tvimport_publish() {
+    repeating_flags=()
+    non_repeating_flags=(--verify --dry-run --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--config --log-format)
+    __tvimport_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--config')
+        return
+        ;;
+    '--log-format')
+        __tvimport_add_completions -W 'text'$'\n''json'
         return
         ;;
     esac
@@ -334,6 +353,54 @@ _tvimport_undo() {
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    esac
+}
+
+_tvimport_changes() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--db --changes --patch)
+    __tvimport_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
+        return
+        ;;
+    '--changes')
+        return
+        ;;
+    '--patch')
+        return
+        ;;
+    esac
+}
+
+_tvimport_serve() {
+    repeating_flags=()
+    non_repeating_flags=(--version -h --help)
+    repeating_options=()
+    non_repeating_options=(--config --db --feeds --host --port)
+    __tvimport_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--config')
+        return
+        ;;
+    '--db')
+        return
+        ;;
+    '--feeds')
+        return
+        ;;
+    '--host')
+        return
+        ;;
+    '--port')
         return
         ;;
     esac

@@ -53,18 +53,21 @@ _tvimport() {
             'run:The nightly job: fetch, parse, merge, export, report (the default command).'
             'import:Merge XMLTV files (plain or gzip) or URLs into the database as one source.'
             'export:(Re)write the iCalendar feeds and index.html from the database.'
+            'publish:Upload what changed in the feeds to the config'\''s object store (publish.s3).'
             'edit:Set attributes of a stored object (local edits survive imports unless whitelisted).'
             'status:Show what is stored and the last runs.'
             'model:Print the merged entity model: entities, keys, whitelists, delete rules and modules.'
             'apply:Apply a change file (from changes/ of another database) to this database.'
-            'undo:Revert the last import by applying the inverse of its change file.'
+            'undo:Revert this database'\''s last import by applying the inverse of its change file.'
+            'changes:Print a change file as RFC 6902 JSON Patch.'
+            'serve:Serve the feeds, the guide and the model'\''s pages over HTTP (127.0.0.1:8080).'
             'help:Show subcommand help information.'
         )
         _describe -V subcommand subcommands && ret=0
         ;;
     arg)
         case "${words[1]}" in
-        run|import|export|edit|status|model|apply|undo|help)
+        run|import|export|publish|edit|status|model|apply|undo|changes|serve|help)
             "_tvimport_${words[1]}" && ret=0
             ;;
         esac
@@ -108,6 +111,7 @@ _tvimport_import() {
         '--verbose[List every change and every warning with its file and line.]'
         '--change-file[Write a change file of this import (for apply and undo).]'
         '--no-change-file[Write a change file of this import (for apply and undo).]'
+        '--patch-file[Also write the change file as JSON Patch (changes/<run-id>.patch.json).]'
         '*:files:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -124,6 +128,22 @@ _tvimport_export() {
         '--out[The output directory (default\: the config'\''s output, else ./feeds).]:out:'
         '--config[A config file for filtered feeds, base URL and windows.]:config:'
         '--past-hours[How many hours of the past the feeds keep (default\: the config'\''s, else 24).]:past-hours:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_publish() {
+    local -i ret=1
+    local -ar ___log_format=('text' 'json')
+    local -ar arg_specs=(
+        '--config[The configuration file (JSON) with publish.s3.]:config:'
+        '--verify[List the bucket and repair any difference with the local feeds.]'
+        '--dry-run[Print what would be uploaded and deleted; touch nothing, remote included.]'
+        '--log-format[Log lines on stderr as text or JSON (for containers).]:log-format:{__tvimport_complete "${___log_format[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -195,6 +215,36 @@ _tvimport_undo() {
     local -i ret=1
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_changes() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--changes[The folder of change files (default\: changes/ beside the database).]:changes:'
+        '--patch[The run whose change file to print as JSON Patch.]:patch:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_serve() {
+    local -i ret=1
+    local -ar arg_specs=(
+        '--config[The configuration file (JSON)\: database, feed directory, refresh interval, modules, serve key.]:config:'
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--feeds[The feed directory (default\: the config'\''s output, else $TVIMPORT_OUTPUT, else ./feeds).]:feeds:'
+        '--host[The address to bind (default\: 127.0.0.1).]:host:'
+        '--port[The port (default\: 8080).]:port:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

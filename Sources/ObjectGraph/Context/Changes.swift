@@ -28,8 +28,8 @@ public struct ObjectChange: Sendable {
     public let id: ObjectID
     /// Insert: every key set; update: the keys that changed; delete: every key.
     public let changedKeys: [String]
-    private let old: [Value]
-    private let new: [Value]
+    let old: [Value]
+    let new: [Value]
     /// The object's to-one foreign keys (after the change; before it, for a delete), so that an
     /// observer can find the parent of an updated child without a query.
     public let foreignKeys: [String: Int64]

@@ -166,6 +166,12 @@ public final class ObjectContext {
         return wanted
     }
 
+    /// Runs `body` on this context's connection, inside its transaction: bookkeeping tables kept
+    /// beside the model (a register of change files) then commit or roll back with the objects.
+    public func withDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+        try body(db)
+    }
+
     // MARK: Fetching
 
     /// Streams objects of `entityName` (and its sub-entities) matching `predicate`, sorted in SQL,

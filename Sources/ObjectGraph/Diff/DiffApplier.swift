@@ -57,6 +57,7 @@ extension ChangeDocument {
         let found = context.model.schemaFingerprint
         guard model == found else { throw DiffError.modelMismatch(expected: model, found: found) }
         let applier = Applier(context: context, schema: try DiffSchema(model: context.model, excluding: Set(excluded)))
+        let changes = ObjectDiff.squash(changes)
         for change in changes { try applier.check(change, owner: nil, via: nil) }
         for change in changes { try applier.deletes(change, owner: nil, via: nil) }
         // Observers see the deletes before any insert: SQLite reuses the row id of a deleted last

@@ -56,7 +56,7 @@ extension ChangeDocument {
     /// (add when the old value was null, remove when the new one is).
     public func jsonPatch() -> [PatchOperation] {
         var ops: [PatchOperation] = []
-        for change in changes {
+        for change in ObjectDiff.squash(changes) {
             let path = "/" + escapeJSONPointerToken(change.entityName) + "/" + escapeJSONPointerToken(change.canonicalID)
             appendPatch(change, at: path, to: &ops)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// Change documents as JSON text, written directly: the same bytes `JSONEncoder` writes with
 /// `[.sortedKeys, .withoutEscapingSlashes]`, without its cost. Foundation's encoder boxes every
@@ -13,18 +14,25 @@ public struct JSONText {
 
     public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
-    public mutating func append(_ diff: ObjectDiff) {
+    /// `compact` leaves out a null side of an attribute's change (an insert's old values, a
+    /// delete's new ones): `AttributeChange` reads an absent side as null.
+    public mutating func append(_ diff: ObjectDiff, compact: Bool = false) {
         // Keys in sorted order: attributes, change, entityName, id, relationships.
         raw("{")
         if !diff.attributes.isEmpty {
             key("attributes")
             object(diff.attributes) { text, change in
                 text.raw("{")
-                text.key("new")
-                text.append(change.new)
-                text.raw(",")
-                text.key("old")
-                text.append(change.old)
+                let writesNew = !compact || !change.new.isNull, writesOld = !compact || !change.old.isNull
+                if writesNew {
+                    text.key("new")
+                    text.append(change.new)
+                }
+                if writesOld {
+                    if writesNew { text.raw(",") }
+                    text.key("old")
+                    text.append(change.old)
+                }
                 text.raw("}")
             }
             raw(",")
@@ -40,9 +48,19 @@ public struct JSONText {
         if !diff.relationships.isEmpty {
             raw(",")
             key("relationships")
-            object(diff.relationships) { text, relationship in text.append(relationship) }
+            object(diff.relationships) { text, relationship in text.append(relationship, compact: compact) }
         }
         raw("}")
+    }
+
+    /// `{"model":"FINGERPRINT","changes":[`: a document written node by node, closed with `]}`.
+    public mutating func appendDocumentHead(model: String) {
+        raw("{")
+        key("model")
+        append(string: model)
+        raw(",")
+        key("changes")
+        raw("[")
     }
 
     public mutating func append(_ operation: PatchOperation) {
@@ -60,7 +78,7 @@ public struct JSONText {
         raw("}")
     }
 
-    mutating func append(_ relationship: RelationshipDiff) {
+    mutating func append(_ relationship: RelationshipDiff, compact: Bool = false) {
         raw("{")
         var first = true
         func separate(_ text: inout JSONText) {
@@ -75,7 +93,7 @@ public struct JSONText {
         if !relationship.members.isEmpty {
             separate(&self)
             key("members")
-            array(relationship.members) { $0.append($1) }
+            array(relationship.members) { $0.append($1, compact: compact) }
         }
         if !relationship.removed.isEmpty {
             separate(&self)
@@ -108,7 +126,7 @@ public struct JSONText {
         switch value.value {
         case .null: raw("null")
         case .string(let s): append(string: s)
-        case .integer(let i): bytes.append(contentsOf: String(i).utf8)
+        case .integer(let i): append(integer: i)
         case .bool(let b): raw(b ? "true" : "false")
         case .double(let d):
             raw("{")
@@ -120,7 +138,7 @@ public struct JSONText {
         case .date(let s):
             raw("{")
             key("date")
-            if let text = DiffValue.iso8601(s) { append(string: text) } else { bytes.append(contentsOf: String(s).utf8) }
+            if s >= Self.firstISO8601Second && s < Self.endISO8601Second { append(iso8601: s) } else { append(integer: s) }
             raw("}")
         case .data(let d):
             raw("{")
@@ -132,17 +150,17 @@ public struct JSONText {
 
     // MARK: JSON syntax
 
-    private mutating func raw(_ text: StaticString) {
+    mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    private mutating func key(_ name: String) {
+    mutating func key(_ name: String) {
         append(string: name)
         raw(":")
     }
 
     /// Members in `String` order, as `.sortedKeys` writes them.
-    private mutating func object<V>(_ dictionary: [String: V], _ value: (inout JSONText, V) -> Void) {
+    mutating func object<V>(_ dictionary: [String: V], _ value: (inout JSONText, V) -> Void) {
         raw("{")
         for (i, (k, v)) in dictionary.sorted(by: { $0.key < $1.key }).enumerated() {
             if i > 0 { raw(",") }
@@ -152,7 +170,7 @@ public struct JSONText {
         raw("}")
     }
 
-    private mutating func array<S: Sequence>(_ elements: S, _ element: (inout JSONText, S.Element) -> Void) {
+    mutating func array<S: Sequence>(_ elements: S, _ element: (inout JSONText, S.Element) -> Void) {
         raw("[")
         var first = true
         for e in elements {
@@ -161,6 +179,54 @@ public struct JSONText {
             element(&self, e)
         }
         raw("]")
+    }
+
+    /// Years 0 to 9999: what `DiffValue.iso8601` writes as text.
+    static let firstISO8601Second = UTCTime.seconds(year: 0, month: 1, day: 1)
+    static let endISO8601Second = UTCTime.seconds(year: 10000, month: 1, day: 1)
+
+    /// Decimal digits, written without an intermediate `String` (change files hold millions).
+    mutating func append(integer: Int64) {
+        if integer < 0 {
+            if integer == .min { bytes.append(contentsOf: String(integer).utf8); return }
+            bytes.append(UInt8(ascii: "-"))
+        }
+        var n = integer.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(n % 10)
+                n /= 10
+                count += 1
+            } while n > 0
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// `"2026-11-22T03:00:00Z"`, the form `UTCTime.iso8601` gives, without building a `String`.
+    mutating func append(iso8601 seconds: Int64) {
+        let c = UTCTime.components(seconds)
+        func two(_ v: Int, _ bytes: inout [UInt8]) {
+            bytes.append(UInt8(ascii: "0") + UInt8(v / 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
+        }
+        bytes.append(UInt8(ascii: "\""))
+        two(c.year / 100, &bytes)
+        two(c.year % 100, &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        two(c.month, &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        two(c.day, &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        two(c.hour, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        two(c.minute, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        two(c.second, &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Swift's shortest round-trip digits, without the ".0" of whole numbers (JSONEncoder's form).
@@ -172,7 +238,7 @@ public struct JSONText {
 
     /// A JSON string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00XX, the
     /// rest (slashes included) as UTF-8.
-    private mutating func append(string: String) {
+    mutating func append(string: String) {
         raw("\"")
         var s = string
         s.withUTF8 { utf8 in

@@ -13,6 +13,15 @@ public struct AttributeChange: Sendable, Codable, Equatable, Hashable {
         self.init(old: DiffValue(old), new: DiffValue(new))
     }
     public var inverted: AttributeChange { AttributeChange(old: new, new: old) }
+
+    private enum CodingKeys: String, CodingKey { case old, new }
+
+    /// An absent side is null (compact change files leave an insert's old side out).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        old = try c.decodeIfPresent(DiffValue.self, forKey: .old) ?? .null
+        new = try c.decodeIfPresent(DiffValue.self, forKey: .new) ?? .null
+    }
 }
 
 /// A reference to an object that is not recursed into: its entity and identifier.
@@ -189,7 +198,7 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
 
     /// The document that undoes this one: `apply(diff(a, b).inverted(), to: b)` gives back `a`.
     public func inverted() -> ChangeDocument {
-        ChangeDocument(model: model, excluded: excluded, changes: changes.map(\.inverted))
+        ChangeDocument(model: model, excluded: excluded, changes: ObjectDiff.squash(changes).map(\.inverted))
     }
 
     /// Nodes, nested members included.
@@ -235,10 +244,105 @@ extension ChangeDocument {
             }
             for rel in node.relationships.values { rel.members.forEach(visit) }
         }
-        changes.forEach(visit)
+        ObjectDiff.squash(changes).forEach(visit)
         return summary
     }
 }
 
 /// `inverted(diff)` as a free function, as the design writes it.
 public func inverted(_ document: ChangeDocument) -> ChangeDocument { document.inverted() }
+
+// MARK: - Squashing
+
+extension ChangeDocument {
+    /// The same changes with one node per object: nodes of one object that follow each other
+    /// (a `ChangeRecorder` writes a root once per batch that changed it) folded in order: an
+    /// insert then an update is the insert with the new values, an update then a delete the
+    /// delete with the first old values, an insert then a delete nothing. A delete followed by an
+    /// insert stays two nodes (`apply` deletes first). A document with one node per object, as
+    /// `GraphDiff` writes it, is returned as it is.
+    public func squashed() -> ChangeDocument {
+        var copy = self
+        copy.changes = ObjectDiff.squash(changes)
+        return copy
+    }
+}
+
+extension ObjectDiff {
+    private struct Key: Hashable {
+        let entityName: String
+        let id: [DiffValue]
+    }
+
+    /// Nodes of one list (roots, or one relationship's members), each object folded into one.
+    static func squash(_ nodes: [ObjectDiff]) -> [ObjectDiff] {
+        var seen = Set<Key>()
+        guard nodes.contains(where: { !seen.insert(Key(entityName: $0.entityName, id: $0.id)).inserted }) else { return nodes }
+        var out: [ObjectDiff?] = []
+        var latest: [Key: Int] = [:]
+        for node in nodes {
+            let key = Key(entityName: node.entityName, id: node.id)
+            if let i = latest[key], let earlier = out[i] {
+                switch earlier.folding(node) {
+                case .folded(let result):
+                    out[i] = result
+                    if result == nil { latest[key] = nil }
+                case .separate:
+                    out.append(node)
+                    latest[key] = out.count - 1
+                }
+            } else {
+                out.append(node)
+                latest[key] = out.count - 1
+            }
+        }
+        return out.compactMap { $0 }
+    }
+
+    private enum Fold {
+        case folded(ObjectDiff?)
+        case separate
+    }
+
+    /// This node followed by `later`, a change of the same object.
+    private func folding(_ later: ObjectDiff) -> Fold {
+        var result = self
+        switch (change, later.change) {
+        case (.insert, .delete):
+            return .folded(nil)
+        case (.update, .update), (.insert, .update):
+            for (key, value) in later.attributes {
+                let old = attributes[key]?.old ?? value.old
+                if change == .insert && value.new.isNull { result.attributes[key] = nil; continue }
+                result.attributes[key] = old == value.new ? nil : AttributeChange(old: old, new: value.new)
+            }
+        case (.update, .delete):
+            result = later
+            // What the update changed was, before it, its old values.
+            for (key, value) in attributes {
+                result.attributes[key] = value.old.isNull ? nil : AttributeChange(old: value.old, new: .null)
+            }
+        default:
+            return .separate
+        }
+        let names = Set(relationships.keys).union(later.relationships.keys)
+        for name in names {
+            let a = relationships[name] ?? RelationshipDiff(), b = later.relationships[name] ?? RelationshipDiff()
+            var merged = RelationshipDiff(members: Self.squash(a.members + b.members))
+            // References are to-one: the first old one, the last new one.
+            switch (change, later.change) {
+            case (.update, .delete):
+                merged.removed = a.removed.isEmpty ? b.removed : a.removed
+            case (.insert, _):
+                merged.added = b.added.isEmpty && b.removed.isEmpty ? a.added : b.added
+            default:
+                merged.removed = a.removed.isEmpty ? b.removed : a.removed
+                merged.added = b.added.isEmpty && b.removed.isEmpty ? a.added : b.added
+                if merged.added == merged.removed { merged.added = []; merged.removed = [] }
+            }
+            result.relationships[name] = merged.isEmpty ? nil : merged
+        }
+        if result.change == .update && result.attributes.isEmpty && result.relationships.isEmpty { return .folded(nil) }
+        return .folded(result)
+    }
+}

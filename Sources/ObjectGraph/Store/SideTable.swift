@@ -112,3 +112,34 @@ extension Value {
         }
     }
 }
+
+extension SideTable {
+    func rows(in db: Database) throws -> [String: [String: Value]] {
+        guard try db.tableExists(name) else { return [:] }
+        var all: [String: [String: Value]] = [:]
+        let sql = "SELECT \(([key] + columns.map(\.name)).map(quote).joined(separator: ", ")) FROM \(quote(name))"
+        for row in try Row.fetchAll(db, sql: sql) {
+            guard let keyValue = String.fromDatabaseValue(row[0] as DatabaseValue) else { continue }
+            var values: [String: Value] = [:]
+            for (i, column) in columns.enumerated() { values[column.name] = Value(row[i + 1] as DatabaseValue, type: column.type) }
+            all[keyValue] = values
+        }
+        return all
+    }
+}
+
+extension Store {
+    /// Every row of a small side table, by key (for example a register of files).
+    public func rows(in table: SideTable) throws -> [String: [String: Value]] {
+        try queue.read { db in try table.rows(in: db) }
+    }
+}
+
+extension ObjectContext {
+    /// Inserts or updates a side table's row inside this context's transaction, so that it commits
+    /// or rolls back with the objects (the table must exist: `Store.create(_:)`).
+    public func save(_ values: [String: Value], forKey key: String, in table: SideTable) throws {
+        let arguments = [key.databaseValue] + table.columns.map { (values[$0.name] ?? .null).databaseValue }
+        try db.execute(sql: table.saveSQL, arguments: StatementArguments(arguments))
+    }
+}

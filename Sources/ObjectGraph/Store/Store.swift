@@ -17,13 +17,18 @@ public final class Store: Sendable {
 
     static let busyTimeoutMilliseconds = 30_000
 
-    /// Opens (creating if needed) the database at `path`.
-    public convenience init(path: String, model: ObjectModel) throws {
+    /// Opens (creating if needed) the database at `path`. `readOnly` opens an existing database of
+    /// this very model for reading only (`serve`'s connection, beside a nightly writer: with WAL
+    /// each read sees the last commit); it neither creates nor migrates anything.
+    public convenience init(path: String, model: ObjectModel, readOnly: Bool = false) throws {
         var config = Configuration()
         config.foreignKeysEnabled = true
         // A reader (`status`) waits for a nightly write instead of failing at once.
         config.busyMode = .timeout(TimeInterval(Self.busyTimeoutMilliseconds) / 1000)
-        config.prepareDatabase { db in
+        config.readonly = readOnly
+        if readOnly {
+            config.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -8192") }
+        } else { config.prepareDatabase { db in
             // Defaults are tuned for safety on phones; a nightly batch job wants WAL, fewer fsyncs,
             // a larger cache (32 MiB: more bought little speed and made memory grow with the
             // database) and no zero-filling of freed pages.
@@ -37,7 +42,7 @@ public final class Store: Sendable {
             try db.execute(sql: "PRAGMA cache_size = -32768")
             try db.execute(sql: "PRAGMA secure_delete = OFF")
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
-        }
+        } }
         let queue: DatabaseQueue
         do {
             queue = try DatabaseQueue(path: path, configuration: config)

@@ -1,0 +1,439 @@
+import Foundation
+
+/// Writes a change document (the diff's format, `ChangeDocument`) while a store changes, from the
+/// context's own change batches: what the writers decided is recorded once, as it is processed.
+/// No view of the store before, no second pass over what changed.
+///
+/// Each batch's changes are grouped under their roots (an owned object under its owner, up to an
+/// object nothing owns) and written at once, so memory holds one batch (one merged channel) at a
+/// time. A root changed in several batches appears once per batch; `ChangeDocument` squashes such
+/// nodes when it is read (see `ChangeDocument.squashed()`). Inserts carry only their new values and
+/// deletes only their old ones (the other side is null), so a first import is one insert per
+/// object with its values.
+///
+/// Batches of a transaction that rolls back are cut from the file again. Register it with
+/// `Store.addObserver`, then `finish()` or `discard()` it; afterwards it records nothing.
+public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
+    public let path: String
+    private let schema: DiffSchema
+    private let fingerprint: String
+    /// What is read of each entity, computed once.
+    private var plans: [String: EntityPlan] = [:]
+    private let model: ObjectModel
+    private let lock = NSLock()
+    private var file: FileHandle?
+    private var buffer: [UInt8] = []
+    /// Bytes written to the file, and in all (file and buffer).
+    private var flushed: UInt64 = 0
+    private var written: UInt64 = 0
+    /// The length and node count at the last commit: a rollback goes back there.
+    private var savedLength: UInt64 = 0
+    private var savedNodes = 0
+    private var nodes = 0
+    private var isOpen = true
+    /// Identifiers rendered so far, by object (row ids are never reused).
+    private var identities: [ObjectID: [DiffValue]] = [:]
+
+    /// Starts the document at `path` (created or truncated) for stores of `model`.
+    public init(model: ObjectModel, path: String) throws {
+        self.path = path
+        self.model = model
+        schema = try DiffSchema(model: model, excluding: [])
+        fingerprint = model.schemaFingerprint
+        var links: [String: (owner: String, relationship: String, key: String)] = [:]
+        for e in model.entities {
+            for r in schema.owning(e) {
+                guard let inverse = model.inverse(of: r), inverse.storesForeignKey else { continue }
+                for name in model.entity(r.destination)?.descendants ?? [r.destination] { links[name] = (e.name, r.name, inverse.name) }
+            }
+        }
+        for e in model.entities { plans[e.name] = try EntityPlan(e, schema: schema, owner: links[e.name]) }
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw ObjectGraphError.invalidOperation("cannot create the change file \(path)")
+        }
+        file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        var text = JSONText()
+        text.appendDocumentHead(model: fingerprint)
+        append(text.bytes)
+        savedLength = written
+    }
+
+    /// Changes of every entity; no member lists (a member's change names its owner).
+    public func observedChanges(in model: ObjectModel) -> ObservedChanges {
+        ObservedChanges(entities: Set(model.entities.map(\.name)), relationships: [])
+    }
+
+    public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        try lock.withLock {
+            guard isOpen else { return }
+            // Bounded between batches (never inside one: its references are looked up there).
+            if identities.count > 200_000 { identities.removeAll(keepingCapacity: true) }
+            let batch = try BatchTree(recorder: self, context: context, changes: changes)
+            var text = JSONText()
+            for root in batch.roots {
+                text.removeAll()
+                root.write(into: &text, recorder: self)
+                if nodes > 0 { append(Array(",".utf8)) }
+                append(text.bytes)
+                nodes += 1
+                if buffer.count > 1 << 20 { try flush() }
+            }
+        }
+    }
+
+    public func contextDidSave(_ summary: ChangeSummary) {
+        lock.withLock {
+            savedLength = written
+            savedNodes = nodes
+        }
+    }
+
+    public func contextDidRollBack() {
+        lock.withLock {
+            guard isOpen else { return }
+            if savedLength >= flushed {
+                buffer.removeLast(Int(written - savedLength))
+            } else {
+                buffer.removeAll()
+                try? file?.truncate(atOffset: savedLength)
+                try? file?.seek(toOffset: savedLength)
+                flushed = savedLength
+            }
+            written = savedLength
+            nodes = savedNodes
+        }
+    }
+
+    /// Ends the document, synced to disk, and stops recording; returns how many root nodes it
+    /// holds (0: nothing changed).
+    @discardableResult
+    public func finish() throws -> Int {
+        try lock.withLock {
+            guard isOpen else { return savedNodes }
+            isOpen = false
+            append(Array("]}".utf8))
+            try flush()
+            try file?.synchronize()
+            try file?.close()
+            file = nil
+            return nodes
+        }
+    }
+
+    /// Stops recording and removes the file.
+    public func discard() {
+        lock.withLock {
+            isOpen = false
+            try? file?.close()
+            file = nil
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
+    private func append(_ bytes: [UInt8]) {
+        buffer.append(contentsOf: bytes)
+        written += UInt64(bytes.count)
+    }
+
+    private func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try file?.write(contentsOf: buffer)
+        flushed += UInt64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    // MARK: One batch as trees of nodes
+
+    /// What the recorder reads of one entity: positions in its rows (`Entity.rowKeys` order,
+    /// as inserts and deletes carry them).
+    struct EntityPlan {
+        let entity: Entity
+        let rowKeys: [String]
+        /// Compared attributes, sorted by name (the order JSON's sorted keys need).
+        let attributes: [(name: String, index: Int)]
+        let comparedNames: Set<String>
+        /// References written as such, sorted by name: not the one to the owner (the nesting
+        /// says it, and `apply` sets it from there).
+        let references: [(name: String, destination: String, index: Int)]
+        let owner: (entity: String, relationship: String, key: String, index: Int)?
+        let identifier: [(key: String, index: Int, destination: String?)]
+
+        init(_ entity: Entity, schema: DiffSchema, owner: (owner: String, relationship: String, key: String)?) throws {
+            self.entity = entity
+            rowKeys = entity.rowKeys
+            let position = Dictionary(entity.rowKeys.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            attributes = schema.attributes(entity).compactMap { a in position[a.name].map { (a.name, $0) } }.sorted { $0.name < $1.name }
+            comparedNames = Set(attributes.map(\.name))
+            references = schema.references(entity).filter { $0.name != owner?.key }
+                .compactMap { r in position[r.name].map { (r.name, r.destination, $0) } }.sorted { $0.name < $1.name }
+            self.owner = owner.flatMap { o in position[o.key].map { (o.owner, o.relationship, o.key, $0) } }
+            identifier = try schema.identifier(entity).compactMap { key in
+                position[key].map { (key, $0, entity.relationship(key)?.destination) }
+            }
+        }
+    }
+
+    /// A node being built: an object's change, its members' nodes nested.
+    final class Node {
+        let plan: EntityPlan
+        let id: [DiffValue]
+        var change: ChangeKind
+        /// An insert's new row or a delete's old one (`plan.rowKeys` order): attributes and
+        /// references are written straight from it.
+        var row: [Value]?
+        /// An update's changed attributes and references.
+        var attributes: [String: AttributeChange] = [:]
+        var references: [String: RelationshipDiff] = [:]
+        var members: [(relationship: String, nodes: [Node])] = []
+
+        init(plan: EntityPlan, id: [DiffValue], change: ChangeKind, row: [Value]? = nil) {
+            self.plan = plan
+            self.id = id
+            self.change = change
+            self.row = row
+        }
+
+        func append(_ node: Node, to relationship: String) {
+            if let i = members.firstIndex(where: { $0.relationship == relationship }) {
+                members[i].nodes.append(node)
+            } else {
+                members.append((relationship, [node]))
+            }
+        }
+
+        /// Folds a later change of the same object (in one batch) in.
+        func merge(_ later: Node) {
+            if row != nil && (!later.attributes.isEmpty || later.row != nil) { materialize() }
+            if change == .update && later.change != .update && attributes.isEmpty && references.isEmpty {
+                change = later.change
+                row = later.row
+            } else if later.row != nil {
+                later.materialize()
+            }
+            for (k, v) in later.attributes {
+                if let earlier = attributes[k] { attributes[k] = AttributeChange(old: earlier.old, new: v.new) } else { attributes[k] = v }
+            }
+            for (k, v) in later.references { references[k] = v }
+            for m in later.members { for n in m.nodes { append(n, to: m.relationship) } }
+        }
+
+        /// The row as attribute changes (its references are kept in `row`-less form only for
+        /// updates, which is all a fold within one batch needs).
+        private func materialize() {
+            guard let row else { return }
+            for (name, index) in plan.attributes where !row[index].isNull {
+                attributes[name] = change == .delete ? AttributeChange(old: row[index], new: .null) : AttributeChange(old: .null, new: row[index])
+            }
+            self.row = nil
+        }
+
+        /// The node as `ObjectDiff`'s JSON (compact: no null side), keys in sorted order.
+        func write(into text: inout JSONText, recorder: ChangeRecorder) {
+            text.raw("{")
+            if let row {
+                var first = true
+                for (name, index) in plan.attributes {
+                    let v = row[index]
+                    if v.isNull { continue }
+                    if first { text.key("attributes"); text.raw("{") } else { text.raw(",") }
+                    first = false
+                    text.key(name)
+                    text.raw(change == .delete ? "{\"old\":" : "{\"new\":")
+                    text.append(DiffValue(v))
+                    text.raw("}")
+                }
+                if !first { text.raw("},") }
+            } else if !attributes.isEmpty {
+                text.key("attributes")
+                text.object(attributes) { text, change in
+                    text.raw("{")
+                    if !change.new.isNull { text.key("new"); text.append(change.new) }
+                    if !change.old.isNull {
+                        if !change.new.isNull { text.raw(",") }
+                        text.key("old")
+                        text.append(change.old)
+                    }
+                    text.raw("}")
+                }
+                text.raw(",")
+            }
+            text.key("change")
+            text.append(string: change.rawValue)
+            text.raw(",")
+            text.key("entityName")
+            text.append(string: plan.entity.name)
+            text.raw(",")
+            text.key("id")
+            text.array(id) { $0.append($1) }
+            // Relationships: references (from the row, or an update's) and members, by name.
+            if members.isEmpty && references.isEmpty && (row == nil || plan.references.isEmpty) {
+                text.raw("}")
+                return
+            }
+            var names: [String] = members.map(\.relationship) + references.keys
+            var rowReferences: [(name: String, reference: ObjectReference)] = []
+            if let row {
+                for (name, destination, index) in plan.references {
+                    guard let target = row[index].integerValue,
+                          let id = recorder.identities[ObjectID(entity: destination, rowID: target)] else { continue }
+                    rowReferences.append((name, ObjectReference(entityName: destination, id: id)))
+                    names.append(name)
+                }
+            }
+            if !names.isEmpty {
+                names.sort()
+                text.raw(",")
+                text.key("relationships")
+                text.raw("{")
+                for (i, name) in names.enumerated() {
+                    if i > 0 { text.raw(",") }
+                    text.key(name)
+                    if let m = members.first(where: { $0.relationship == name }) {
+                        text.raw("{\"members\":[")
+                        for (j, node) in m.nodes.enumerated() {
+                            if j > 0 { text.raw(",") }
+                            node.write(into: &text, recorder: recorder)
+                        }
+                        text.raw("]}")
+                    } else if let r = rowReferences.first(where: { $0.name == name }) {
+                        text.raw(change == .delete ? "{\"removed\":[" : "{\"added\":[")
+                        text.append(r.reference)
+                        text.raw("]}")
+                    } else if let r = references[name] {
+                        text.append(r, compact: true)
+                    }
+                }
+                text.raw("}")
+            }
+            text.raw("}")
+        }
+    }
+
+    /// The nodes of one batch, attached to their roots.
+    private struct BatchTree {
+        var roots: [Node] = []
+        private var nodes: [ObjectID: Node] = [:]
+        /// Rows of the objects this batch inserted (new) or deleted (old): a deleted owner can no
+        /// longer be read, and an inserted one need not be.
+        private var known: [ObjectID: [Value]] = [:]
+        private let recorder: ChangeRecorder
+        private let context: ObjectContext
+
+        init(recorder: ChangeRecorder, context: ObjectContext, changes: ChangeBatch) throws {
+            self.recorder = recorder
+            self.context = context
+            for c in changes.inserted { if let plan = recorder.plans[c.id.entity] { known[c.id] = Self.row(c.new, of: c, plan) } }
+            for c in changes.deleted { if let plan = recorder.plans[c.id.entity] { known[c.id] = Self.row(c.old, of: c, plan) } }
+            for c in changes.inserted { try add(c) }
+            for c in changes.updated { try add(c) }
+            for c in changes.deleted { try add(c) }
+        }
+
+        /// Values in `plan.rowKeys` order (inserts and deletes carry every key in that order).
+        private static func row(_ values: [Value], of change: ObjectChange, _ plan: EntityPlan) -> [Value] {
+            if values.count == plan.rowKeys.count && change.changedKeys == plan.rowKeys { return values }
+            return plan.rowKeys.map { key in change.changedKeys.firstIndex(of: key).flatMap { $0 < values.count ? values[$0] : nil } ?? .null }
+        }
+
+        private mutating func add(_ change: ObjectChange) throws {
+            guard let plan = recorder.plans[change.id.entity] else { return }
+            switch change.kind {
+            case .insert, .delete:
+                guard let row = known[change.id] else { return }
+                let node = Node(plan: plan, id: try identity(of: change.id), change: change.kind, row: row)
+                // References are written from the row: their targets' identities must be known.
+                for (_, destination, index) in plan.references {
+                    if let target = row[index].integerValue { _ = try identity(of: ObjectID(entity: destination, rowID: target)) }
+                }
+                try attach(node, change.id, ownerRow: plan.owner.flatMap { row[$0.index].integerValue })
+            case .update:
+                var attributes: [String: AttributeChange] = [:]
+                var references: [String: RelationshipDiff] = [:]
+                for (i, key) in change.changedKeys.enumerated() {
+                    let old = i < change.old.count ? change.old[i] : .null, new = i < change.new.count ? change.new[i] : .null
+                    guard old != new else { continue }
+                    if plan.comparedNames.contains(key) {
+                        attributes[key] = AttributeChange(old: old, new: new)
+                    } else if let r = plan.references.first(where: { $0.name == key }) {
+                        let oldRef = try old.integerValue.map { ObjectReference(entityName: r.destination, id: try identity(of: ObjectID(entity: r.destination, rowID: $0))) }
+                        let newRef = try new.integerValue.map { ObjectReference(entityName: r.destination, id: try identity(of: ObjectID(entity: r.destination, rowID: $0))) }
+                        references[key] = RelationshipDiff(added: newRef.map { [$0] } ?? [], removed: oldRef.map { [$0] } ?? [])
+                    }
+                }
+                guard !attributes.isEmpty || !references.isEmpty else { return }
+                // Matched by its identifier before the change; later batches see the new one.
+                var oldIdentity: [String: Value] = [:]
+                for (key, _, _) in plan.identifier where change.changedKeys.contains(key) { oldIdentity[key] = change.oldValue(key) }
+                let node = Node(plan: plan, id: try identity(of: change.id, overriding: oldIdentity), change: .update)
+                if !oldIdentity.isEmpty { recorder.identities[change.id] = nil }
+                node.attributes = attributes
+                node.references = references
+                var ownerRow: Int64?
+                if let owner = plan.owner {
+                    ownerRow = change.foreignKeys[owner.key]
+                    if ownerRow == nil { ownerRow = try context.object(change.id, keys: [owner.key])?[owner.key].integerValue }
+                }
+                try attach(node, change.id, ownerRow: ownerRow)
+            }
+        }
+
+        /// Puts `node` under its owner's node (made as an update holding only members when the
+        /// owner did not change itself), or among the roots.
+        private mutating func attach(_ node: Node, _ id: ObjectID, ownerRow: Int64?) throws {
+            if let existing = nodes[id] {
+                existing.merge(node)
+                return
+            }
+            nodes[id] = node
+            guard let link = node.plan.owner, let ownerRow else {
+                roots.append(node)
+                return
+            }
+            let ownerID = try concrete(ObjectID(entity: link.entity, rowID: ownerRow))
+            let owner: Node
+            if let existing = nodes[ownerID] {
+                owner = existing
+            } else {
+                guard let plan = recorder.plans[ownerID.entity] else { return }
+                owner = Node(plan: plan, id: try identity(of: ownerID), change: .update)
+                var next: Int64?
+                if let o = plan.owner {
+                    next = known[ownerID]?[o.index].integerValue
+                    if next == nil { next = try context.object(ownerID, keys: [o.key])?[o.key].integerValue }
+                }
+                try attach(owner, ownerID, ownerRow: next)
+            }
+            owner.append(node, to: link.relationship)
+        }
+
+        /// The object's entity as stored (an owner named by its parent entity may be a sub-entity).
+        private func concrete(_ id: ObjectID) throws -> ObjectID {
+            if known[id] != nil || nodes[id] != nil || recorder.identities[id] != nil { return id }
+            return try context.object(id, keys: [])?.id ?? id
+        }
+
+        /// The identifier as the diff renders it: to-one keys through the related object's own
+        /// identifier.
+        private func identity(of id: ObjectID, overriding: [String: Value] = [:]) throws -> [DiffValue] {
+            if overriding.isEmpty, let cached = recorder.identities[id] { return cached }
+            guard let plan = recorder.plans[id.entity] else { return [] }
+            var read: FetchedObject?
+            if known[id] == nil { read = try context.object(id, keys: plan.identifier.map(\.key)) }
+            var out: [DiffValue] = []
+            for (key, index, destination) in plan.identifier {
+                let v = overriding[key] ?? known[id]?[index] ?? read?[key] ?? .null
+                if let destination {
+                    if let row = v.integerValue {
+                        out += try identity(of: try concrete(ObjectID(entity: destination, rowID: row)))
+                    } else {
+                        out += Array(repeating: DiffValue.null, count: try recorder.schema.arity(destination))
+                    }
+                } else {
+                    out.append(DiffValue(v))
+                }
+            }
+            if overriding.isEmpty { recorder.identities[id] = out }
+            return out
+        }
+    }
+}

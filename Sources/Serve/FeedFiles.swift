@@ -1,0 +1,118 @@
+import CLibXML2
+import Foundation
+import Primitives
+import Hummingbird
+
+/// The files of the feed directory as `serve` hands them out: each read, hashed and gzipped once
+/// when it changes (its inode, size or mtime), then served from memory. A 304 costs one `stat`;
+/// a 200, no copy and no compression per request.
+///
+/// Only regular files directly inside the directory, named like the exporter names them
+/// (`FeedFiles.servableName`), are ever opened: a request path is decoded once and checked, never
+/// joined blindly to the directory.
+public final class FeedFiles: @unchecked Sendable {
+    /// One file as served.
+    public struct Entry: Sendable {
+        public let body: ByteBuffer
+        /// The gzip form, when it is smaller.
+        public let gzipBody: ByteBuffer?
+        /// Strong validators, one per representation.
+        public let etag: String
+        public let gzipETag: String
+        public let lastModified: Int64
+        /// `lastModified` as an HTTP date, made once.
+        public let lastModifiedText: String
+        let identity: FileIdentity
+    }
+
+    struct FileIdentity: Equatable {
+        let inode: UInt64, size: Int64, mtime: Int64, mtimeNanoseconds: Int64
+    }
+
+    public let directory: String
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// A file name the exporter may write (`FeedExporter.fileName(for:)`): letters, digits, `.`,
+    /// `_`, `-`, `%` (its escapes) and `~` (filtered feeds); no leading dot; an `.ics` feed or
+    /// `index.html`. Anything else (`..`, a slash, a NUL) is no file of ours.
+    public static func servableName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 255, name.first != ".",
+              name.hasSuffix(".ics") || name == "index.html" else { return false }
+        return name.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D || b == 0x25 || b == 0x7E
+        }
+    }
+
+    /// The raw (still percent-encoded) rest of a request path after `/feeds/`, decoded once:
+    /// nil when it does not name a servable file.
+    public static func fileName(fromRawPath raw: Substring) -> String? {
+        let name = raw.isEmpty ? "index.html" : (String(raw).removingPercentEncoding ?? "")
+        return servableName(name) ? name : nil
+    }
+
+    /// The current entry of `name`, reloaded if the file changed; nil when it is not there (or
+    /// not a regular file: a symbolic link is not followed out of the directory).
+    public func entry(_ name: String) -> Entry? {
+        precondition(Self.servableName(name))
+        let path = directory + "/" + name
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            lock.withLock { _ = entries.removeValue(forKey: name) }
+            return nil
+        }
+        let identity = FileIdentity(inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                                    mtime: Int64(info.st_mtim.tv_sec), mtimeNanoseconds: Int64(info.st_mtim.tv_nsec))
+        if let known = lock.withLock({ entries[name] }), known.identity == identity { return known }
+        // The exporter replaces feeds by rename, so a file read now is whole.
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        let hash = fnv1a64(bytes)
+        let gzip = Gzip.compress(bytes).flatMap { $0.count < bytes.count ? $0 : nil }
+        let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzip.map { ByteBuffer(bytes: $0) },
+                          etag: "\"\(String(hash, radix: 16))-\(bytes.count)\"",
+                          gzipETag: "\"\(String(hash, radix: 16))-\(bytes.count)-gz\"",
+                          lastModified: identity.mtime, lastModifiedText: HTTPDate.format(identity.mtime), identity: identity)
+        lock.withLock { entries[name] = entry }
+        return entry
+    }
+
+    /// The names currently servable in the directory.
+    public func names() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(Self.servableName).sorted()
+    }
+}
+
+/// FNV-1a over the bytes (Primitives): a content hash for ETags (not a security boundary).
+func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+    var hash = FNV1a()
+    hash.add(bytes)
+    return hash.value
+}
+
+/// gzip through zlib (linked for the XMLTV reader, Sources/CLibXML2).
+enum Gzip {
+    static func compress(_ input: [UInt8]) -> [UInt8]? {
+        var stream = z_stream()
+        // 15 + 16: a gzip wrapper rather than zlib's.
+        guard tv_deflateInit2(&stream, 9, 15 + 16) == Z_OK else { return nil }
+        defer { deflateEnd(&stream) }
+        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 32)
+        let status: Int32 = input.withUnsafeBufferPointer { inBuf in
+            output.withUnsafeMutableBufferPointer { outBuf in
+                stream.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress)
+                stream.avail_in = uInt(inBuf.count)
+                stream.next_out = outBuf.baseAddress
+                stream.avail_out = uInt(outBuf.count)
+                return deflate(&stream, Z_FINISH)
+            }
+        }
+        guard status == Z_STREAM_END else { return nil }
+        output.removeSubrange(Int(stream.total_out)...)
+        return output
+    }
+}

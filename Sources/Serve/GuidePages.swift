@@ -1,0 +1,222 @@
+import Feeds
+import Foundation
+import Hummingbird
+import ObjectGraph
+
+/// The guide: what is on now and next on every shown channel, a channel's day, a title search.
+struct GuidePages: Sendable {
+    let state: ServeState
+
+    struct ChannelRow {
+        let rowID: Int64
+        let id: String
+        let name: String
+    }
+
+    struct ProgrammeRow {
+        let start: Int64
+        let stop: Int64?
+        let title: String
+        let subTitle: String?
+    }
+
+    /// Channels that are not hidden, by the name users see.
+    func shownChannels(_ context: ObjectContext) throws -> [ChannelRow] {
+        try context.fetchAll("Channel", where: .compare("hidden", .equal, .bool(false)), keys: ["xmltvId", "displayName", "customName"])
+            .map { c in
+                let id = c["xmltvId"].stringValue ?? ""
+                return ChannelRow(rowID: c.id.rowID, id: id, name: c["customName"].stringValue ?? c["displayName"].stringValue ?? id)
+            }
+            .sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+
+    static func programme(_ o: FetchedObject) -> ProgrammeRow {
+        ProgrammeRow(start: o["start"].integerValue ?? 0, stop: o["stop"].integerValue, title: o["title"].stringValue ?? "(no title)",
+                     subTitle: o["subTitle"].stringValue)
+    }
+
+    func signedIn(_ request: Request) -> Bool {
+        if case .none = state.sessions.credential(of: request) { return false }
+        return true
+    }
+
+    // MARK: Now and next
+
+    func nowAndNext(_ request: Request) throws -> Response {
+        let now = Int64(Date().timeIntervalSince1970)
+        let (channels, byChannel) = try state.store.read { context -> ([ChannelRow], [Int64: [ProgrammeRow]]) in
+            let channels = try shownChannels(context)
+            var byChannel: [Int64: [ProgrammeRow]] = [:]
+            // Everything that has not ended and starts within 12 hours, in one pass.
+            let cursor = try context.fetch("Programme", where: .and([.compare("stop", .greater, .date(now)), .compare("start", .less, .date(now + 12 * 3600))]),
+                                           orderBy: [SortKey("channel"), SortKey("start")], keys: ["channel", "start", "stop", "title", "subTitle"])
+            while let o = try cursor.next() {
+                guard let channel = o["channel"].integerValue, byChannel[channel, default: []].count < 2 else { continue }
+                byChannel[channel, default: []].append(Self.programme(o))
+            }
+            return (channels, byChannel)
+        }
+        let host = request.head.authority ?? "\(state.options.host):\(state.options.port)"
+        let body = HTML.page(title: "On now", signedIn: signedIn(request), tokenConfigured: state.canEdit) { page in
+            if channels.isEmpty { page.raw("<p>No channels yet: run an import first.</p>") }
+            for channel in channels {
+                page.raw("<section class=\"channel\"><h2><a href=\"/channels/")
+                page.text(HTML.urlComponent(channel.id))
+                page.raw("\">")
+                page.text(channel.name)
+                page.raw("</a></h2>")
+                let rows = byChannel[channel.rowID] ?? []
+                if rows.isEmpty { page.raw("<p>Nothing listed.</p>") }
+                for (index, p) in rows.enumerated() {
+                    page.raw("<div><span class=\"time\">")
+                    page.text(index == 0 && p.start <= now ? "Now" : LocalTime.hourMinute(p.start))
+                    page.raw("</span>")
+                    Self.title(p, into: &page)
+                    page.raw("</div>")
+                }
+                feedLinks(channel, host: host, into: &page)
+                page.raw("</section>")
+            }
+        }
+        return Pages.html(body)
+    }
+
+    /// Subscribe (webcal) and download links of a channel's feed, when the exporter wrote one.
+    func feedLinks(_ channel: ChannelRow, host: String, into page: inout HTML) {
+        let file = FeedExporter.fileName(for: channel.id)
+        guard FeedFiles.servableName(file), state.feeds.entry(file) != nil else { return }
+        let path = "/feeds/" + HTML.urlComponent(file)
+        page.raw("<p class=\"links\"><a href=\"")
+        page.text("webcal://" + host + path)
+        page.raw("\">Subscribe</a><a href=\"")
+        page.text(path)
+        page.raw("\" download>Download .ics</a></p>")
+    }
+
+    static func title(_ p: ProgrammeRow, into page: inout HTML) {
+        page.raw("<strong>")
+        page.text(p.title)
+        page.raw("</strong>")
+        if let sub = p.subTitle, !sub.isEmpty {
+            page.raw(" — ")
+            page.text(sub)
+        }
+    }
+
+    // MARK: A channel's day
+
+    func channel(_ request: Request, id: String) throws -> Response {
+        let id = id.removingPercentEncoding ?? id
+        let query = FormData(request.uri.query ?? "")
+        let dayStart = query["day"].flatMap(LocalTime.startOfDay(parsing:)) ?? LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
+        let result = try state.store.read { context -> (ChannelRow, [ProgrammeRow])? in
+            guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: ["xmltvId", "displayName", "customName"]) else { return nil }
+            let row = ChannelRow(rowID: c.id.rowID, id: id, name: c["customName"].stringValue ?? c["displayName"].stringValue ?? id)
+            let programmes = try context.fetchAll("Programme", where: .and([.related("channel", c.id), .compare("start", .greaterOrEqual, .date(dayStart)),
+                                                                             .compare("start", .less, .date(dayStart + 86400))]),
+                                                  orderBy: [SortKey("start")], keys: ["start", "stop", "title", "subTitle"]).map(Self.programme)
+            return (row, programmes)
+        }
+        guard let (channel, programmes) = result else { return Pages.error(.notFound, "No channel with id \(id).") }
+        let host = request.head.authority ?? "\(state.options.host):\(state.options.port)"
+        let body = HTML.page(title: channel.name, signedIn: signedIn(request), tokenConfigured: state.canEdit) { page in
+            page.raw("<p class=\"pager\"><a href=\"?day=")
+            page.text(LocalTime.day(dayStart - 86400))
+            page.raw("\">← Previous day</a><strong>")
+            page.text(LocalTime.day(dayStart))
+            page.raw("</strong> <a href=\"?day=")
+            page.text(LocalTime.day(dayStart + 86400))
+            page.raw("\">Next day →</a></p>")
+            feedLinks(channel, host: host, into: &page)
+            if programmes.isEmpty { page.raw("<p>Nothing listed on this day.</p>") }
+            page.raw("<table>")
+            for p in programmes {
+                page.raw("<tr><td class=\"time\">")
+                page.text(LocalTime.hourMinute(p.start))
+                page.raw("</td><td>")
+                Self.title(p, into: &page)
+                page.raw("</td></tr>")
+            }
+            page.raw("</table><p><a href=\"/model/Channel/")
+            page.text(HTML.urlComponent(channel.id))
+            page.raw("\">Edit this channel</a></p>")
+        }
+        return Pages.html(body)
+    }
+
+    // MARK: Search
+
+    func search(_ request: Request) throws -> Response {
+        let text = (FormData(request.uri.query ?? "")["q"] ?? "").trimmingCharacters(in: .whitespaces)
+        let now = Int64(Date().timeIntervalSince1970)
+        let needle = text.lowercased()
+        let limit = 200
+        let hits = needle.isEmpty ? [] : try state.store.read { context -> [(ChannelRow, ProgrammeRow)] in
+            let channels = Dictionary(try shownChannels(context).map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
+            var hits: [(ChannelRow, ProgrammeRow)] = []
+            // Titles of what has not ended yet; SQLite has no Unicode-aware LIKE, so filtered here.
+            let cursor = try context.fetch("Programme", where: .compare("stop", .greater, .date(now)), orderBy: [SortKey("start")],
+                                           keys: ["channel", "start", "stop", "title", "subTitle"])
+            while hits.count < limit, let o = try cursor.next() {
+                guard let title = o["title"].stringValue, title.lowercased().contains(needle),
+                      let channel = o["channel"].integerValue.flatMap({ channels[$0] }) else { continue }
+                hits.append((channel, Self.programme(o)))
+            }
+            return hits
+        }
+        let body = HTML.page(title: text.isEmpty ? "Search" : "Search: \(text)", signedIn: signedIn(request), tokenConfigured: state.canEdit) { page in
+            if !text.isEmpty && hits.isEmpty { page.raw("<p>Nothing found.</p>") }
+            page.raw("<table>")
+            for (channel, p) in hits {
+                page.raw("<tr><td class=\"time\">")
+                page.text(LocalTime.day(p.start) + " " + LocalTime.hourMinute(p.start))
+                page.raw("</td><td><a href=\"/channels/")
+                page.text(HTML.urlComponent(channel.id))
+                page.raw("?day=")
+                page.text(LocalTime.day(p.start))
+                page.raw("\">")
+                page.text(channel.name)
+                page.raw("</a></td><td>")
+                Self.title(p, into: &page)
+                page.raw("</td></tr>")
+            }
+            page.raw("</table>")
+            if hits.count == limit { page.raw("<p>The first 200 only: narrow the search.</p>") }
+        }
+        return Pages.html(body)
+    }
+}
+
+/// Times in the server's zone (TZ), as the household reads them, through the C library.
+enum LocalTime {
+    static func parts(_ seconds: Int64) -> tm {
+        var time = time_t(seconds), result = tm()
+        localtime_r(&time, &result)
+        return result
+    }
+
+    static func hourMinute(_ seconds: Int64) -> String {
+        let t = parts(seconds)
+        return String(format: "%02d:%02d", t.tm_hour, t.tm_min)
+    }
+
+    /// `2026-11-22`
+    static func day(_ seconds: Int64) -> String {
+        let t = parts(seconds)
+        return String(format: "%04d-%02d-%02d", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday)
+    }
+
+    static func startOfDay(containing seconds: Int64) -> Int64 {
+        var t = parts(seconds)
+        t.tm_hour = 0; t.tm_min = 0; t.tm_sec = 0; t.tm_isdst = -1
+        return Int64(mktime(&t))
+    }
+
+    static func startOfDay(parsing text: String) -> Int64? {
+        let fields = text.split(separator: "-").compactMap { Int32($0) }
+        guard fields.count == 3, (1...12).contains(fields[1]), (1...31).contains(fields[2]), (1900...9999).contains(fields[0]) else { return nil }
+        var t = tm()
+        t.tm_year = fields[0] - 1900; t.tm_mon = fields[1] - 1; t.tm_mday = fields[2]; t.tm_isdst = -1
+        return Int64(mktime(&t))
+    }
+}

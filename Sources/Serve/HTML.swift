@@ -1,0 +1,87 @@
+/// HTML text built by appending, every text from the database or a request escaped on the way in.
+///
+/// Pages are small and written by hand (no template engine): what must never happen is an
+/// unescaped feed title, so `text` and `attribute` are the only ways to put data in.
+struct HTML {
+    private(set) var output = ""
+
+    /// Markup written in this repository (never data).
+    mutating func raw(_ markup: StaticString) { output += markup.description }
+    /// Markup assembled from constants and already escaped parts.
+    mutating func trusted(_ markup: String) { output += markup }
+    /// Data as element content.
+    mutating func text(_ value: String) { output += Self.escape(value) }
+
+    /// Escapes for element content and for double-quoted attribute values alike. Control
+    /// characters other than tab and newline become U+FFFD (they are not allowed in HTML).
+    static func escape(_ value: String) -> String {
+        var result = ""
+        result.reserveCapacity(value.utf8.count)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "'": result += "&#39;"
+            case "\t", "\n": result.unicodeScalars.append(scalar)
+            default:
+                if scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) {
+                    result += "\u{FFFD}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result
+    }
+
+    /// Percent-encodes a path segment or query value (RFC 3986 unreserved characters stay).
+    static func urlComponent(_ value: String) -> String {
+        var result = ""
+        for b in value.utf8 {
+            switch b {
+            case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: result.unicodeScalars.append(Unicode.Scalar(b))
+            default:
+                let hex = Array("0123456789ABCDEF".utf8)
+                result += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
+            }
+        }
+        return result
+    }
+
+    /// A whole page: the layout, the style sheet link, a title and `body`.
+    static func page(title: String, signedIn: Bool, tokenConfigured: Bool, _ body: (inout HTML) -> Void) -> String {
+        var page = HTML()
+        page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
+        page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
+        page.raw("<link rel=\"stylesheet\" href=\"/style.css\"><title>")
+        page.text(title)
+        page.raw(" · tvimport</title></head><body><header><nav><a href=\"/\">Now</a> <a href=\"/feeds/\">Feeds</a> <a href=\"/model\">Model</a>")
+        page.raw(" <form class=\"search\" method=\"get\" action=\"/search\"><input type=\"search\" name=\"q\" placeholder=\"Title\" aria-label=\"Search titles\"><button>Search</button></form>")
+        if tokenConfigured {
+            page.raw(signedIn ? " <form method=\"post\" action=\"/logout\" class=\"inline\"><button>Sign out</button></form>" : " <a href=\"/login\">Sign in</a>")
+        }
+        page.raw("</nav></header><main><h1>")
+        page.text(title)
+        page.raw("</h1>")
+        body(&page)
+        page.raw("</main></body></html>\n")
+        return page.output
+    }
+
+    /// The style sheet: served as a file so that the CSP needs no `unsafe-inline`.
+    static let styleSheet = """
+        body{font:16px/1.4 system-ui,sans-serif;margin:0;color:#111;background:#fafafa}
+        header{background:#234;padding:.5em 1em}header a,header button{color:#fff;margin-right:.8em}
+        header form{display:inline}header button{background:none;border:1px solid #fff;border-radius:3px}
+        main{padding:0 1em 2em;max-width:60em}h1{font-size:1.4em}
+        table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
+        td,th{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;vertical-align:top}
+        .channel{background:#fff;border:1px solid #ddd;border-radius:4px;margin:.6em 0;padding:.5em .8em}
+        .channel h2{font-size:1.1em;margin:.2em 0}.time{font-variant-numeric:tabular-nums;color:#555;margin-right:.5em}
+        .links a{margin-right:1em;font-size:.9em}.error{color:#a00;font-weight:bold}.notice{color:#060}
+        label{display:block;margin:.4em 0}input[type=text],input[type=number]{width:100%;max-width:30em}
+        .pager a{margin-right:1em}form.inline{display:inline}
+        """
+}

@@ -1,0 +1,411 @@
+import Foundation
+import Hummingbird
+import Job
+import ObjectGraph
+import Primitives
+
+/// The interface generated from the entity model (seed 002, "Generating an interface for an
+/// entity"): for every entity of the merged model, user modules included, a paged, sortable,
+/// filterable list and a page per object with every attribute, its to-one relationships as links
+/// and its to-many members listed. Nothing here names an entity or an attribute: what is shown
+/// and what is editable comes from the `Entity` descriptions alone.
+struct ModelPages: Sendable {
+    let state: ServeState
+    static let pageSize = 50
+    /// Columns of a list besides the identifier (a programme has some forty attributes).
+    static let listColumns = 8
+    static let shownMembers = 100
+
+    var model: ObjectModel { state.model }
+
+    // MARK: Which attributes users may edit
+
+    /// Local attributes: no import writes them (not in the entity's whitelist, nor in the
+    /// config's), and `tvimport edit` would set them without --force.
+    func isEditable(_ attribute: Attribute, of entity: Entity) -> Bool {
+        guard attribute.type != .data, (try? EditCommand.editableAttribute(attribute.name, of: entity, force: true)) != nil else { return false }
+        return !(state.options.whitelists[entity.name] ?? entity.overwritable).contains(attribute.name)
+    }
+
+    // MARK: Index
+
+    func index(_ request: Request) -> Response {
+        Pages.html(HTML.page(title: "Model", signedIn: signedIn(request), tokenConfigured: state.canEdit) { page in
+            page.raw("<p>Modules: ")
+            page.text(model.modules.joined(separator: ", "))
+            page.raw("</p><ul>")
+            for entity in model.entities {
+                page.raw("<li><a href=\"/model/")
+                page.text(HTML.urlComponent(entity.name))
+                page.raw("\">")
+                page.text(entity.name)
+                page.raw("</a> <small>module ")
+                page.text(entity.module)
+                page.raw("</small></li>")
+            }
+            page.raw("</ul>")
+        })
+    }
+
+    // MARK: Many
+
+    func list(_ request: Request, entityName: String) throws -> Response {
+        guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
+        let query = FormData(request.uri.query ?? "")
+        let page = max(1, Int(query["page"] ?? "") ?? 1)
+        let sortKey = query["sort"].flatMap { entity.rowIndex(of: $0) != nil ? $0 : nil }
+        let descending = query["desc"] == "1"
+        // Filters: any attribute (typed as the model says) or to-one relationship (a row id).
+        var predicates: [ObjectPredicate] = []
+        var filters: [(String, String)] = []
+        for name in query.names.sorted() where name != "page" && name != "sort" && name != "desc" {
+            guard let value = query[name] else { continue }
+            if let attribute = entity.attribute(name) {
+                do {
+                    predicates.append(.compare(name, .equal, try EditCommand.parse(value, as: attribute, entity: entity)))
+                } catch let error as JobError {
+                    return Pages.error(.badRequest, error.message)
+                }
+            } else if let relationship = entity.relationship(name), relationship.storesForeignKey, let row = Int64(value) {
+                predicates.append(.related(name, ObjectID(entity: relationship.destination, rowID: row)))
+            } else {
+                return Pages.error(.badRequest, "\(entity.name) has no attribute or to-one relationship '\(name)' to filter by.")
+            }
+            filters.append((name, value))
+        }
+        let columns = Self.columns(of: entity)
+        let sort = (sortKey.map { [SortKey($0, ascending: !descending)] } ?? entity.identifier.filter { entity.rowIndex(of: $0) != nil }.map { SortKey($0) })
+        let (total, rows) = try state.store.read { context -> (Int, [FetchedObject]) in
+            let total = try context.count(entity.name, where: .and(predicates))
+            let cursor = try context.fetch(entity.name, where: .and(predicates), orderBy: sort, keys: columns,
+                                           limit: page * Self.pageSize)
+            var rows: [FetchedObject] = []
+            var index = 0
+            while let o = try cursor.next() {
+                if index >= (page - 1) * Self.pageSize { rows.append(o) }
+                index += 1
+            }
+            return (total, rows)
+        }
+        let filterQuery = filters.map { "\(HTML.urlComponent($0.0))=\(HTML.urlComponent($0.1))" }
+        func link(page: Int, sort: String?, descending: Bool) -> String {
+            var parts = filterQuery
+            if let sort { parts.append("sort=\(HTML.urlComponent(sort))") }
+            if descending { parts.append("desc=1") }
+            if page > 1 { parts.append("page=\(page)") }
+            return "/model/\(HTML.urlComponent(entity.name))" + (parts.isEmpty ? "" : "?" + parts.joined(separator: "&"))
+        }
+        let lastPage = max(1, (total + Self.pageSize - 1) / Self.pageSize)
+        return Pages.html(HTML.page(title: entity.name, signedIn: signedIn(request), tokenConfigured: state.canEdit) { html in
+            html.raw("<p>")
+            html.text("\(total) object\(total == 1 ? "" : "s")")
+            for (name, value) in filters {
+                html.text(" · \(name) = \(value)")
+            }
+            html.raw("</p><table><tr>")
+            for key in columns {
+                html.raw("<th><a href=\"")
+                html.text(link(page: 1, sort: key, descending: key == sortKey && !descending))
+                html.raw("\">")
+                html.text(key + (key == sortKey ? (descending ? " ↓" : " ↑") : ""))
+                html.raw("</a></th>")
+            }
+            html.raw("</tr>")
+            for row in rows {
+                html.raw("<tr>")
+                for (index, key) in columns.enumerated() {
+                    html.raw("<td>")
+                    if index == 0 {
+                        html.raw("<a href=\"")
+                        html.text(Self.detailPath(entity: row.id.entity, rowID: row.id.rowID))
+                        html.raw("\">")
+                        html.text(display(row, key: key, entity: entity))
+                        html.raw("</a>")
+                    } else if let relationship = entity.relationship(key), let target = row.related(key) {
+                        html.raw("<a href=\"")
+                        html.text(Self.detailPath(entity: relationship.destination, rowID: target.rowID))
+                        html.raw("\">")
+                        html.text("\(relationship.destination) #\(target.rowID)")
+                        html.raw("</a>")
+                    } else {
+                        html.text(Self.shortened(display(row, key: key, entity: entity)))
+                    }
+                    html.raw("</td>")
+                }
+                html.raw("</tr>")
+            }
+            html.raw("</table><p class=\"pager\">")
+            if page > 1 {
+                html.raw("<a href=\"")
+                html.text(link(page: page - 1, sort: sortKey, descending: descending))
+                html.raw("\">← Previous</a>")
+            }
+            html.text("Page \(page) of \(lastPage)")
+            if page < lastPage {
+                html.raw(" <a href=\"")
+                html.text(link(page: page + 1, sort: sortKey, descending: descending))
+                html.raw("\">Next →</a>")
+            }
+            html.raw("</p>")
+        })
+    }
+
+    /// The identifier keys first (those that are columns), then the first other attributes.
+    static func columns(of entity: Entity) -> [String] {
+        let identifier = entity.identifier.filter { entity.rowIndex(of: $0) != nil }
+        let others = entity.attributes.filter { !identifier.contains($0.name) && $0.type != .data && !$0.isExcludedFromDiff }.map(\.name)
+        return identifier + others.prefix(listColumns)
+    }
+
+    static func detailPath(entity: String, rowID: Int64) -> String {
+        "/model/\(HTML.urlComponent(entity))/%23\(rowID)"
+    }
+
+    static func shortened(_ text: String) -> String {
+        text.count > 120 ? String(text.prefix(119)) + "…" : text
+    }
+
+    func display(_ object: FetchedObject, key: String, entity: Entity) -> String {
+        let value = object[key]
+        if case .date(let seconds) = value { return UTCTime.iso8601(seconds) }
+        if entity.relationship(key) != nil, let row = value.integerValue { return "#\(row)" }
+        return value.isNull ? "" : value.description
+    }
+
+    // MARK: One
+
+    /// Finds the object named by the rest of the path: `#ROWID` (what the pages link to) or the
+    /// identifier as `tvimport edit` takes it (`bbc1.uk`, `bbc1.uk/20261122030000`).
+    func find(_ entity: Entity, rawID: Substring, _ context: ObjectContext) throws -> ObjectID? {
+        let id = String(rawID).removingPercentEncoding ?? String(rawID)
+        guard !id.isEmpty else { return nil }
+        return try? EditCommand.find(entity, id, context)
+    }
+
+    func detail(_ request: Request, entityName: String, rawID: Substring, message: (text: String, isError: Bool)? = nil,
+                status: HTTPResponse.Status = .ok) throws -> Response {
+        guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
+        struct Member { let entity: String, rowID: Int64, label: String }
+        let found = try state.store.read { context -> (FetchedObject, [String: [Member]], [String: Int])? in
+            guard let id = try find(entity, rawID: rawID, context), let object = try context.object(id) else { return nil }
+            let concrete = model.entity(id.entity) ?? entity
+            var members: [String: [Member]] = [:], counts: [String: Int] = [:]
+            for relationship in concrete.relationships where relationship.isToMany {
+                guard let destination = model.entity(relationship.destination), let inverse = relationship.inverse,
+                      destination.relationship(inverse)?.storesForeignKey == true else { continue }
+                counts[relationship.name] = try context.count(destination.name, where: .related(inverse, id))
+                let keys = Self.columns(of: destination).filter { destination.attribute($0) != nil }.prefix(3)
+                members[relationship.name] = try context.fetchAll(destination.name, where: .related(inverse, id), keys: Array(keys),
+                                                                  limit: Self.shownMembers).map { m in
+                    Member(entity: m.id.entity, rowID: m.id.rowID, label: keys.map { display(m, key: $0, entity: destination) }.joined(separator: " · "))
+                }
+            }
+            return (object, members, counts)
+        }
+        guard let (object, members, counts) = found else { return Pages.error(.notFound, "No \(entity.name) with identifier \(String(rawID).removingPercentEncoding ?? "").") }
+        let concrete = model.entity(object.id.entity) ?? entity
+        let credential = state.sessions.credential(of: request)
+        var csrf: String?
+        if case .session(let token) = credential { csrf = token }
+        let editing = csrf != nil
+        let path = Self.detailPath(entity: concrete.name, rowID: object.id.rowID)
+        let title = "\(concrete.name) " + concrete.identifier.compactMap { key in concrete.attribute(key).map { _ in display(object, key: key, entity: concrete) } }.joined(separator: " / ")
+        return Pages.html(HTML.page(title: title, signedIn: editing, tokenConfigured: state.canEdit) { html in
+            if let message {
+                html.trusted(message.isError ? "<p class=\"error\">" : "<p class=\"notice\">")
+                html.text(message.text)
+                html.raw("</p>")
+            }
+            if editing {
+                html.raw("<form method=\"post\" action=\"")
+                html.text(path)
+                html.raw("\"><input type=\"hidden\" name=\"csrf\" value=\"")
+                html.text(csrf ?? "")
+                html.raw("\">")
+            } else if state.canEdit {
+                html.raw("<p><a href=\"/login\">Sign in</a> to edit the local attributes.</p>")
+            }
+            html.raw("<table>")
+            for attribute in concrete.attributes {
+                html.raw("<tr><th>")
+                html.text(attribute.name)
+                html.raw("</th><td>")
+                if editing && isEditable(attribute, of: concrete) {
+                    input(for: attribute, value: object[attribute.name], into: &html)
+                } else {
+                    html.text(display(object, key: attribute.name, entity: concrete))
+                }
+                html.raw(" <small>")
+                html.text(attribute.type.rawValue + (attribute.isOptional ? "?" : "") + " · " + attribute.module)
+                html.raw("</small></td></tr>")
+            }
+            for relationship in concrete.relationships where !relationship.isToMany {
+                html.raw("<tr><th>")
+                html.text(relationship.name)
+                html.raw("</th><td>")
+                if let target = object.related(relationship.name) {
+                    html.raw("<a href=\"")
+                    html.text(Self.detailPath(entity: relationship.destination, rowID: target.rowID))
+                    html.raw("\">")
+                    html.text("\(relationship.destination) #\(target.rowID)")
+                    html.raw("</a>")
+                }
+                html.raw("</td></tr>")
+            }
+            html.raw("</table>")
+            if editing {
+                html.raw("<p><button type=\"submit\">Save</button></p></form>")
+            }
+            for relationship in concrete.relationships where relationship.isToMany {
+                guard let list = members[relationship.name] else { continue }
+                html.raw("<h2>")
+                html.text("\(relationship.name) (\(counts[relationship.name] ?? list.count))")
+                html.raw("</h2><ul>")
+                for member in list {
+                    html.raw("<li><a href=\"")
+                    html.text(Self.detailPath(entity: member.entity, rowID: member.rowID))
+                    html.raw("\">")
+                    html.text(member.label.isEmpty ? "#\(member.rowID)" : member.label)
+                    html.raw("</a></li>")
+                }
+                html.raw("</ul>")
+                if let inverse = relationship.inverse, (counts[relationship.name] ?? 0) > list.count {
+                    html.raw("<p><a href=\"/model/")
+                    html.text(HTML.urlComponent(relationship.destination) + "?" + HTML.urlComponent(inverse) + "=\(object.id.rowID)")
+                    html.raw("\">All of them</a></p>")
+                }
+            }
+            if editing {
+                html.raw("<form method=\"post\" action=\"/undo\"><input type=\"hidden\" name=\"csrf\" value=\"")
+                html.text(csrf ?? "")
+                html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
+                html.text(path)
+                html.raw("\"><button type=\"submit\">Undo the last change</button></form>")
+                html.raw("<form method=\"post\" action=\"/redo\"><input type=\"hidden\" name=\"csrf\" value=\"")
+                html.text(csrf ?? "")
+                html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
+                html.text(path)
+                html.raw("\"><button type=\"submit\">Redo</button></form>")
+            }
+        }, status: status)
+    }
+
+    /// The form value of a stored value, as the input shows it (and as a save compares it).
+    static func formValue(_ value: Value, type: AttributeType) -> String {
+        switch value {
+        case .null: return type == .bool ? "false" : ""
+        case .date(let seconds): return String(UTCTime.iso8601(seconds).dropLast())   // datetime-local: no zone, UTC
+        default: return value.description
+        }
+    }
+
+    /// The input for an attribute's type: boolean a checkbox, numbers number fields, a date a
+    /// datetime-local field (UTC), text a text field.
+    func input(for attribute: Attribute, value: Value, into html: inout HTML) {
+        let name = HTML.escape(attribute.name)
+        let current = HTML.escape(Self.formValue(value, type: attribute.type))
+        switch attribute.type {
+        case .bool:
+            // An unticked box sends nothing: the hidden "false" before it stands in.
+            html.trusted("<input type=\"hidden\" name=\"\(name)\" value=\"false\"><input type=\"checkbox\" name=\"\(name)\" value=\"true\" aria-label=\"\(name)\"\(value.boolValue == true ? " checked" : "")>")
+        case .integer:
+            html.trusted("<input type=\"number\" step=\"1\" name=\"\(name)\" value=\"\(current)\" aria-label=\"\(name)\">")
+        case .double:
+            html.trusted("<input type=\"number\" step=\"any\" name=\"\(name)\" value=\"\(current)\" aria-label=\"\(name)\">")
+        case .date:
+            html.trusted("<input type=\"datetime-local\" step=\"1\" name=\"\(name)\" value=\"\(current)\" aria-label=\"\(name)\"> UTC")
+        case .string, .data:
+            html.trusted("<input type=\"text\" name=\"\(name)\" value=\"\(current)\" aria-label=\"\(name)\">")
+        }
+    }
+
+    // MARK: Saving
+
+    func signedIn(_ request: Request) -> Bool {
+        if case .none = state.sessions.credential(of: request) { return false }
+        return true
+    }
+
+    /// Checks the token (401 without it) and, for a session, the form's CSRF token (403).
+    func authorize(_ request: Request, _ form: FormData) -> Response? {
+        guard state.canEdit else { return Pages.error(.forbidden, "This server is read-only: no token is configured.") }
+        switch state.sessions.credential(of: request) {
+        case .none:
+            return Pages.error(.unauthorized, "Sign in (or send the token as a bearer header) to edit.")
+        case .bearer:
+            return nil
+        case .session(let csrf):
+            return Sessions.constantTimeEqual(form[Sessions.csrfField] ?? "", csrf) ? nil : Pages.error(.forbidden, "The form's CSRF token is missing or stale: reload the page.")
+        }
+    }
+
+    /// Saves the changed local attributes through `tvimport edit`'s code path (the model's types
+    /// validate each value; a bad one is a 400 that names it and nothing is saved), recorded as
+    /// a change file so that undo reverts it.
+    func save(_ request: Request, entityName: String, rawID: Substring) async throws -> Response {
+        let form = try await Routes.form(request, limit: state.options.maxBodyBytes)
+        if let refusal = authorize(request, form) { return refusal }
+        guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
+        let current = try state.store.read { context -> FetchedObject? in
+            try find(entity, rawID: rawID, context).flatMap { try context.object($0) }
+        }
+        guard let object = current else { return Pages.error(.notFound, "No such \(entity.name).") }
+        let concrete = model.entity(object.id.entity) ?? entity
+        var assignments: [String] = []
+        for name in form.names.sorted() where name != Sessions.csrfField {
+            guard let attribute = concrete.attribute(name) else {
+                return Pages.error(.badRequest, "\(concrete.name) has no attribute '\(name)'.")
+            }
+            guard isEditable(attribute, of: concrete) else {
+                return Pages.error(.badRequest, "\(concrete.name).\(name) is not editable here (an import writes it, or tvimport keeps it).")
+            }
+            var submitted = form[name] ?? ""
+            guard submitted != Self.formValue(object[name], type: attribute.type) else { continue }
+            // datetime-local has no zone: the form says UTC.
+            if attribute.type == .date && !submitted.isEmpty && !submitted.hasSuffix("Z") { submitted += submitted.count == 16 ? ":00Z" : "Z" }
+            assignments.append("\(name)=\(submitted)")
+        }
+        let path = Self.detailPath(entity: concrete.name, rowID: object.id.rowID)
+        if assignments.isEmpty { return Pages.redirect(path) }
+        var edit = EditCommand(database: state.options.database, entityName: concrete.name, id: "#\(object.id.rowID)")
+        edit.assignments = assignments
+        edit.force = true   // isEditable has applied the stricter rule (the config's whitelists too)
+        edit.userModules = state.options.userModules
+        edit.recordsChange = true
+        do {
+            _ = try edit.run()
+        } catch let error as JobError {
+            state.metrics.countEdit(failed: true)
+            let status: HTTPResponse.Status = error.status == .tempFail ? .conflict : .badRequest
+            return try detail(request, entityName: concrete.name, rawID: Substring("%23\(object.id.rowID)"), message: (error.message, true), status: status)
+        }
+        state.metrics.countEdit(failed: false)
+        return Pages.redirect(path)
+    }
+
+    /// Reverts the newest change file (an edit or an import), as `tvimport undo` does, or
+    /// re-applies the last one undone (`ApplyCommand.redo`).
+    func undoOrRedo(_ request: Request, redo: Bool) async throws -> Response {
+        let form = try await Routes.form(request, limit: state.options.maxBodyBytes)
+        if let refusal = authorize(request, form) { return refusal }
+        let result: String
+        let failed: Bool
+        do {
+            let (output, status) = redo ? try ApplyCommand.redo(database: state.options.database) : try ApplyCommand.undo(database: state.options.database)
+            (result, failed) = (output, status != .success)
+        } catch let error as JobError {
+            (result, failed) = (error.message, true)
+        }
+        let back = form["back"].flatMap { $0.hasPrefix("/model/") ? $0 : nil }
+        return Pages.html(HTML.page(title: redo ? "Redo" : "Undo", signedIn: true, tokenConfigured: true) { html in
+            html.trusted(failed ? "<p class=\"error\">" : "<p class=\"notice\">")
+            html.text(result)
+            html.raw("</p>")
+            if let back {
+                html.raw("<p><a href=\"")
+                html.text(back)
+                html.raw("\">Back</a></p>")
+            }
+        }, status: failed ? .conflict : .ok)
+    }
+}

@@ -1,0 +1,233 @@
+import Foundation
+import TestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The repository root, from this file's path (Tests/PublishTests/Support.swift).
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
+/// The project's venv (scripts/install-deps), with moto's server and boto3.
+let venvPython = repoRoot.appendingPathComponent(".venv/bin/python").path
+
+/// True when scripts/install-deps has put moto and boto3 into .venv.
+let motoIsInstalled: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: venvPython) else { return false }
+    return (try? runProcess(venvPython, ["-c", "import moto.server, boto3"]))?.status == 0
+}()
+
+struct ProcessResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs a program to its end; output through files so that no pipe fills up.
+func runProcess(_ executable: String, _ arguments: [String], directory: URL? = nil,
+                environment extra: [String: String?] = [:]) throws -> ProcessResult {
+    let id = UUID().uuidString
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("publish-out-\(id)")
+    let err = FileManager.default.temporaryDirectory.appendingPathComponent("publish-err-\(id)")
+    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
+    var environment = ProcessInfo.processInfo.environment
+    for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL",
+              "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] { environment[k] = nil }
+    for (k, v) in extra { environment[k] = v }
+    process.environment = environment
+    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
+    process.standardOutput = outHandle
+    process.standardError = errHandle
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    try outHandle.close(); try errHandle.close()
+    return ProcessResult(status: process.terminationStatus,
+                         stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
+                         stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+}
+
+struct SetupFailure: Error, CustomStringConvertible { var description: String }
+
+/// moto's S3 server (`python -m moto.server`) on a free loopback port, with a bucket, an access
+/// key and request authentication on: a wrong secret is refused as AWS would refuse it.
+/// Its request log (one line per request) counts the PUTs and DELETEs.
+final class MotoServer {
+    let port: UInt16
+    let bucket: String
+    let accessKeyID: String
+    let secretAccessKey: String
+    let log: URL
+    private let process = Process()
+
+    init(bucket: String = "feeds") throws {
+        guard let port = freePort() else { throw SetupFailure(description: "no free port") }
+        self.port = port
+        self.bucket = bucket
+        log = FileManager.default.temporaryDirectory.appendingPathComponent("moto-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: log)
+        process.executableURL = URL(fileURLWithPath: venvPython)
+        process.arguments = ["-m", "moto.server", "-H", "127.0.0.1", "-p", "\(port)"]
+        process.standardOutput = handle
+        process.standardError = handle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(60)
+        while !canConnect(port) {
+            guard Date() < deadline, process.isRunning else {
+                kill(process.processIdentifier, SIGKILL)
+                throw SetupFailure(description: "moto's server did not start on port \(port)")
+            }
+            usleep(100_000)
+        }
+        let setup = try runProcess(venvPython, [fixtures.appendingPathComponent("s3_setup.py").path, "\(port)", bucket])
+        let words = setup.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard setup.status == 0, words.count == 2 else {
+            kill(process.processIdentifier, SIGKILL)
+            throw SetupFailure(description: "s3_setup.py failed: \(setup.stderr)")
+        }
+        (accessKeyID, secretAccessKey) = (words[0], words[1])
+    }
+
+    deinit {
+        // moto's server ignores SIGTERM.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: log)
+    }
+
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+
+    /// The credentials tvimport reads, as environment variables.
+    var environment: [String: String?] { ["AWS_ACCESS_KEY_ID": accessKeyID, "AWS_SECRET_ACCESS_KEY": secretAccessKey] }
+
+    /// Requests with this method on objects of the bucket so far (from the server's log).
+    func count(_ method: String) -> Int {
+        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        // Werkzeug colours some lines: an escape sequence may stand between the quote and the method.
+        return text.split(separator: "\n").filter { $0.contains("\(method) /\(bucket)/") }.count
+    }
+
+    struct StoredObject: Equatable {
+        var etag: String
+        var contentType: String?
+        var cacheControl: String?
+        var size: Int
+        var lastModified: String
+    }
+
+    /// Every object under `prefix`, as boto3 sees it.
+    func objects(prefix: String) throws -> [String: StoredObject] {
+        let r = try runProcess(venvPython, [fixtures.appendingPathComponent("s3_inspect.py").path, "\(port)", bucket, prefix],
+                               environment: environment)
+        guard r.status == 0, let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: [String: Any]] else {
+            throw SetupFailure(description: "s3_inspect.py failed: \(r.stderr)")
+        }
+        return json.mapValues {
+            StoredObject(etag: $0["etag"] as? String ?? "", contentType: $0["contentType"] as? String,
+                         cacheControl: $0["cacheControl"] as? String, size: $0["size"] as? Int ?? -1,
+                         lastModified: $0["lastModified"] as? String ?? "")
+        }
+    }
+
+    /// Puts or deletes an object with boto3, behind tvimport's back.
+    func change(_ action: String, key: String, file: String? = nil) throws {
+        let r = try runProcess(venvPython, [fixtures.appendingPathComponent("s3_inspect.py").path, "\(port)", bucket, "", action, key]
+                               + (file.map { [$0] } ?? []), environment: environment)
+        if r.status != 0 { throw SetupFailure(description: "s3_inspect.py \(action) failed: \(r.stderr)") }
+    }
+}
+
+/// A fresh working directory for one test.
+final class Sandbox {
+    let dir: URL
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("publishtests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: dir) }
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+    func write(_ name: String, _ text: String) throws {
+        try text.write(toFile: path(name), atomically: true, encoding: .utf8)
+    }
+
+    /// Runs tvimport here.
+    @discardableResult
+    func tvimport(_ arguments: [String], environment: [String: String?] = [:]) throws -> ProcessResult {
+        guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
+            throw SetupFailure(description: "tvimport binary not found at \(binaryPath): run `swift build` first")
+        }
+        return try runProcess(binaryPath, arguments, directory: dir, environment: environment)
+    }
+
+    /// The published files of the feed directory: name -> bytes (hidden files are not published).
+    func feeds(_ directory: String = "feeds") -> [String: Data] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path(directory))) ?? []
+        var result: [String: Data] = [:]
+        for name in names where !name.hasPrefix(".") {
+            result[name] = FileManager.default.contents(atPath: path(directory + "/" + name))
+        }
+        return result
+    }
+
+    /// Every file under the sandbox with its bytes and mtime.
+    func snapshot() -> [String: (Data, Date)] {
+        var result: [String: (Data, Date)] = [:]
+        let fm = FileManager.default
+        for sub in fm.subpaths(atPath: dir.path) ?? [] {
+            let file = path(sub)
+            var isDirectory: ObjCBool = false
+            guard fm.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let mtime = (try? fm.attributesOfItem(atPath: file)[.modificationDate] as? Date) ?? .distantPast
+            result[sub] = (fm.contents(atPath: file) ?? Data(), mtime)
+        }
+        return result
+    }
+}
+
+/// MD5 of bytes as hex, by the system's md5sum (an implementation other than the one tested).
+func md5Hex(_ data: Data) throws -> String {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("md5-\(UUID().uuidString)")
+    try data.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    let r = try runProcess("/usr/bin/md5sum", [file.path])
+    return String(r.stdout.prefix(32))
+}
+
+/// XMLTV time (UTC).
+func xmltvTime(_ date: Date) -> String {
+    let f = DateFormatter()
+    f.locale = Locale(identifier: "en_US_POSIX")
+    f.timeZone = TimeZone(identifier: "UTC")
+    f.dateFormat = "yyyyMMddHHmmss"
+    return f.string(from: date) + " +0000"
+}
+
+/// A small guide starting at the next full hour plus one: each channel with `programmes`
+/// half-hour programmes titled "<title of the channel> i".
+func makeGuide(_ channels: [String: String], programmes: Int = 4) -> String {
+    let now = Date().timeIntervalSince1970
+    let base = Date(timeIntervalSince1970: now - now.truncatingRemainder(dividingBy: 3600) + 7200)
+    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv generator-info-name=\"publishtests\">\n"
+    for c in channels.keys.sorted() {
+        xml += "  <channel id=\"\(c)\"><display-name lang=\"en\">Name of \(c)</display-name></channel>\n"
+    }
+    for (c, title) in channels.sorted(by: { $0.key < $1.key }) {
+        for i in 0..<programmes {
+            let start = base.addingTimeInterval(Double(i) * 1800), stop = start.addingTimeInterval(1800)
+            xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(stop))\" channel=\"\(c)\"><title lang=\"en\">\(title) \(i)</title></programme>\n"
+        }
+    }
+    return xml + "</tv>\n"
+}
+

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The repository root, from this file's path (Tests/ServeTests/Support.swift).
+let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
+var binaryBuilt: Bool { FileManager.default.isExecutableFile(atPath: binaryPath) }
+let curlPath = "/usr/bin/curl"
+var curlInstalled: Bool { FileManager.default.isExecutableFile(atPath: curlPath) }
+
+struct Output {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// A fresh temporary directory with a guide imported and exported: two channels, one of them
+/// with hostile names and titles.
+final class ServeSandbox {
+    let dir: URL
+    init() throws {
+        // A server or browser that exits first must not kill the test process with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("servetests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(at: dir) }
+
+    func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+    func write(_ name: String, _ text: String) throws { try text.write(toFile: path(name), atomically: true, encoding: .utf8) }
+
+    /// Runs a program (default: tvimport) here and waits for it.
+    @discardableResult
+    func run(_ args: [String], executable: String = binaryPath, environment: [String: String] = [:]) throws -> Output {
+        let p = try start(args, executable: executable, environment: environment)
+        p.process.waitUntilExit()
+        return p.output()
+    }
+
+    final class Running {
+        let process: Process
+        let out: URL, err: URL
+        init(process: Process, out: URL, err: URL) { self.process = process; self.out = out; self.err = err }
+        func output() -> Output {
+            Output(status: process.isRunning ? -1 : process.terminationStatus,
+                   stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "", stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+        }
+        deinit {
+            if process.isRunning { process.terminate(); process.waitUntilExit() }
+            try? FileManager.default.removeItem(at: out)
+            try? FileManager.default.removeItem(at: err)
+        }
+    }
+
+    /// Starts a program here; its output goes to files (no pipe can fill up).
+    func start(_ args: [String], executable: String = binaryPath, environment: [String: String] = [:]) throws -> Running {
+        let id = UUID().uuidString
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("serve-out-\(id)")
+        let err = FileManager.default.temporaryDirectory.appendingPathComponent("serve-err-\(id)")
+        FileManager.default.createFile(atPath: out.path, contents: nil)
+        FileManager.default.createFile(atPath: err.path, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: executable)
+        p.arguments = args
+        p.currentDirectoryURL = dir
+        var env = ProcessInfo.processInfo.environment
+        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL", "TVIMPORT_SERVE_TOKEN", "TVIMPORT_CONFIG"] { env[k] = nil }
+        env.merge(environment) { $1 }
+        p.environment = env
+        p.standardOutput = try FileHandle(forWritingTo: out)
+        p.standardError = try FileHandle(forWritingTo: err)
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        return Running(process: p, out: out, err: err)
+    }
+}
+
+/// A `tvimport serve` process on 127.0.0.1 and a free port.
+final class ServerProcess {
+    let running: ServeSandbox.Running
+    let port: Int
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    init(_ box: ServeSandbox, arguments: [String], environment: [String: String] = [:]) throws {
+        running = try box.start(["serve", "--port", "0"] + arguments, environment: environment)
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let err = running.output().stderr
+            if let range = err.range(of: "listening on http://127.0.0.1:") {
+                port = Int(err[range.upperBound...].prefix { $0.isNumber }) ?? 0
+                break
+            }
+            if !running.process.isRunning || Date() > deadline {
+                throw ServerFailed(stderr: err)
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// SIGTERM; the exit status.
+    func stop() -> Int32 {
+        running.process.terminate()
+        running.process.waitUntilExit()
+        return running.process.terminationStatus
+    }
+}
+
+struct ServerFailed: Error, CustomStringConvertible {
+    let stderr: String
+    var description: String { "tvimport serve did not start: \(stderr)" }
+}
+
+struct HTTPResult {
+    var status: Int
+    var headers: [String: String]
+    var body: Data
+    var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// One request with curl (a real HTTP client; --path-as-is sends `..` and escapes untouched).
+func curl(_ url: String, method: String? = nil, headers: [String: String] = [:], form: [(String, String)]? = nil,
+          formFile: (name: String, path: String)? = nil, cookieJar: String? = nil) throws -> HTTPResult {
+    let id = UUID().uuidString
+    let bodyFile = FileManager.default.temporaryDirectory.appendingPathComponent("curl-body-\(id)").path
+    let headerFile = FileManager.default.temporaryDirectory.appendingPathComponent("curl-head-\(id)").path
+    defer { try? FileManager.default.removeItem(atPath: bodyFile); try? FileManager.default.removeItem(atPath: headerFile) }
+    var args = ["-s", "-S", "--path-as-is", "--max-time", "20", "-o", bodyFile, "-D", headerFile, "-w", "%{http_code}"]
+    if let method { args += method == "HEAD" ? ["-I"] : ["-X", method] }
+    for (name, value) in headers { args += ["-H", "\(name): \(value)"] }
+    for (name, value) in form ?? [] { args += ["--data-urlencode", "\(name)=\(value)"] }
+    if let formFile { args += ["--data-urlencode", "\(formFile.name)@\(formFile.path)"] }
+    if let cookieJar { args += ["-b", cookieJar, "-c", cookieJar] }
+    args.append(url)
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: curlPath)
+    p.arguments = args
+    let pipe = Pipe()
+    p.standardOutput = pipe
+    try p.run()
+    let code = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    var headerMap: [String: String] = [:]
+    let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
+    for line in headerText.split(separator: "\r\n") {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        headerMap[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+    return HTTPResult(status: Int(code) ?? 0, headers: headerMap, body: FileManager.default.contents(atPath: bodyFile) ?? Data())
+}
+
+/// XMLTV time (UTC).
+func xmltvTime(_ seconds: Int) -> String {
+    var t = time_t(seconds), parts = tm()
+    gmtime_r(&t, &parts)
+    return String(format: "%04d%02d%02d%02d%02d%02d +0000", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+}
+
+/// The index of the programme on now in `makeGuide` (half-hour slots from an hour ago).
+func onNow() -> Int { (Int(Date().timeIntervalSince1970) - (thisHour() - 3600)) / 1800 }
+
+/// The top of the current hour, in seconds.
+func thisHour() -> Int {
+    let now = Int(Date().timeIntervalSince1970)
+    return now - now % 3600
+}
+
+func escapedXML(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+}
+
+/// A guide from an hour ago on: `alpha.test` with plain titles, `evil.test` with hostile ones.
+func makeGuide(titlePrefix: String = "Show", evilTitle: String = "<script>alert('x')</script> & \"quotes\"") -> String {
+    let base = thisHour() - 3600
+    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n"
+    xml += "  <channel id=\"alpha.test\"><display-name>Alpha One</display-name></channel>\n"
+    xml += "  <channel id=\"evil.test\"><display-name>\(escapedXML("Evil <b>\"Channel\"</b>"))</display-name></channel>\n"
+    for i in 0..<12 {
+        let start = base + i * 1800
+        xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start + 1800))\" channel=\"alpha.test\"><title>\(titlePrefix) \(i)</title></programme>\n"
+        xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start + 1800))\" channel=\"evil.test\"><title>\(escapedXML(evilTitle)) \(i)</title><desc>\(escapedXML("<img src=x onerror=alert(1)>"))</desc></programme>\n"
+    }
+    return xml + "</tv>\n"
+}
+
+/// A config with one source, a database and a feed directory in the sandbox.
+func makeConfig(_ box: ServeSandbox, extra: String = "") -> String {
+    "{\"database\": \"tv.sqlite\", \"output\": \"feeds\", \"sources\": [{\"name\": \"g\", \"url\": \"\(box.path("guide.xml"))\"}]\(extra)}"
+}
+
+/// A sandbox after one nightly run of the generated guide.
+func preparedSandbox(extra: String = "") throws -> ServeSandbox {
+    let box = try ServeSandbox()
+    try box.write("guide.xml", makeGuide())
+    try box.write("c.json", makeConfig(box, extra: extra))
+    let r = try box.run(["run", "--config", "c.json", "--quiet"])
+    #expect(r.status == 0, "run: \(r.stderr)")
+    return box
+}
