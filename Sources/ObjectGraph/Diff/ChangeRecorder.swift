@@ -53,7 +53,30 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         }
         file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         var text = JSONText()
-        text.appendDocumentHead(model: fingerprint)
+        text.raw("{")
+        text.key("model")
+        text.append(string: fingerprint)
+        text.raw(",")
+        // The columns and identifier keys of each entity written as compact inserts (`InsertRows`).
+        let compact = model.entities.compactMap { e in plans[e.name].flatMap { $0.isCompactNested ? ($0, e.name) : nil } }
+        if !compact.isEmpty {
+            text.key("rows")
+            text.raw("{")
+            for (i, (plan, name)) in compact.sorted(by: { $0.1 < $1.1 }).enumerated() {
+                if i > 0 { text.raw(",") }
+                text.key(name)
+                text.raw("{")
+                text.key("columns")
+                text.array(plan.rowColumns) { $0.append(string: $1.name) }
+                text.raw(",")
+                text.key("id")
+                text.array(plan.identifier) { $0.append(string: $1.key) }
+                text.raw("}")
+            }
+            text.raw("},")
+        }
+        text.key("changes")
+        text.raw("[")
         append(text.bytes)
         savedLength = written
     }
@@ -70,14 +93,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             if identities.count > 200_000 { identities.removeAll(keepingCapacity: true) }
             let batch = try BatchTree(recorder: self, context: context, changes: changes)
             var text = JSONText()
-            for root in batch.roots {
+            Node.forEachRun(batch.roots) { run in
                 text.removeAll()
-                root.write(into: &text, recorder: self)
+                Node.write(run, into: &text, recorder: self)
                 if nodes > 0 { append(Array(",".utf8)) }
                 append(text.bytes)
                 nodes += 1
-                if buffer.count > 1 << 20 { try flush() }
             }
+            if buffer.count > 1 << 20 { try flush() }
         }
     }
 
@@ -157,6 +180,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         let references: [(name: String, destination: String, index: Int)]
         let owner: (entity: String, relationship: String, key: String, index: Int)?
         let identifier: [(key: String, index: Int, destination: String?)]
+        /// Whether its inserts are written as compact rows (`InsertRows`) when nested in their
+        /// owner's node, and at the top level: every identifier key is a column of the row, or
+        /// (nested only) the key to the owner, whose identifier the nesting gives.
+        let isCompactNested: Bool
+        let isCompactAtRoot: Bool
+        /// A compact insert's columns: the attributes that always have a value first, the rest in
+        /// the model's order, so that a row without relationships ends at its last value.
+        let rowColumns: [(name: String, index: Int)]
 
         init(_ entity: Entity, schema: DiffSchema, owner: (owner: String, relationship: String, key: String)?) throws {
             self.entity = entity
@@ -167,16 +198,26 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             references = schema.references(entity).filter { $0.name != owner?.key }
                 .compactMap { r in position[r.name].map { (r.name, r.destination, $0) } }.sorted { $0.name < $1.name }
             self.owner = owner.flatMap { o in position[o.key].map { (o.owner, o.relationship, o.key, $0) } }
-            identifier = try schema.identifier(entity).compactMap { key in
+            let identifierKeys = try schema.identifier(entity)
+            identifier = identifierKeys.compactMap { key in
                 position[key].map { (key, $0, entity.relationship(key)?.destination) }
             }
+            rowColumns = attributes.sorted { a, b in
+                let (aOptional, bOptional) = (entity.attribute(a.name)?.isOptional ?? true, entity.attribute(b.name)?.isOptional ?? true)
+                return aOptional != bOptional ? !aOptional : a.index < b.index
+            }
+            let columns = comparedNames, ownerKey = self.owner?.key
+            isCompactAtRoot = identifier.count == identifierKeys.count && identifierKeys.allSatisfy { columns.contains($0) }
+            isCompactNested = identifier.count == identifierKeys.count
+                && identifierKeys.allSatisfy { columns.contains($0) || $0 == ownerKey }
         }
     }
 
     /// A node being built: an object's change, its members' nodes nested.
     final class Node {
         let plan: EntityPlan
-        let id: [DiffValue]
+        /// Empty for a compact insert (`InsertRows`): its identifier is read from its row.
+        var id: [DiffValue]
         var change: ChangeKind
         /// An insert's new row or a delete's old one (`plan.rowKeys` order): attributes and
         /// references are written straight from it.
@@ -265,11 +306,74 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw(",")
             text.key("id")
             text.array(id) { $0.append($1) }
-            // Relationships: references (from the row, or an update's) and members, by name.
-            if members.isEmpty && references.isEmpty && (row == nil || plan.references.isEmpty) {
-                text.raw("}")
+            writeRelationships(into: &text, recorder: recorder, after: ",\"relationships\":")
+            text.raw("}")
+        }
+
+        /// A compact insert: its row's values in `plan.rowColumns` order (dates as seconds), then
+        /// its relationships when it has any; without relationships, trailing nulls are left out.
+        func writeRow(into text: inout JSONText, recorder: ChangeRecorder) {
+            guard let row else { return }
+            text.raw("[")
+            let start = text.bytes.count
+            var written = 0
+            for (i, (_, index)) in plan.rowColumns.enumerated() {
+                if i > 0 { text.raw(",") }
+                let value = row[index]
+                if case .date(let seconds) = value {
+                    text.raw("{\"date\":")
+                    text.append(integer: seconds)
+                    text.raw("}")
+                } else {
+                    text.append(DiffValue(value))
+                }
+                if !value.isNull { written = text.bytes.count }
+            }
+            if !writeRelationships(into: &text, recorder: recorder, after: ",") {
+                text.truncate(to: max(written, start))
+            }
+            text.raw("]")
+        }
+
+        /// Nodes as array elements: each run of compact inserts of one entity as one node of rows.
+        static func write(_ run: ArraySlice<Node>, into text: inout JSONText, recorder: ChangeRecorder) {
+            guard let first = run.first, first.id.isEmpty else {
+                run.first?.write(into: &text, recorder: recorder)
                 return
             }
+            text.raw("{")
+            text.key("change")
+            text.append(string: ChangeKind.insert.rawValue)
+            text.raw(",")
+            text.key("entityName")
+            text.append(string: first.plan.entity.name)
+            text.raw(",")
+            text.key("rows")
+            text.raw("[")
+            for (i, node) in run.enumerated() {
+                if i > 0 { text.raw(",") }
+                node.writeRow(into: &text, recorder: recorder)
+            }
+            text.raw("]}")
+        }
+
+        /// Splits `nodes` into what `write(_:into:recorder:)` writes as one element: a run of
+        /// compact inserts of one entity, or a single node.
+        static func forEachRun(_ nodes: [Node], _ body: (ArraySlice<Node>) throws -> Void) rethrows {
+            var start = 0
+            while start < nodes.count {
+                var end = start + 1
+                if nodes[start].id.isEmpty {
+                    while end < nodes.count && nodes[end].id.isEmpty && nodes[end].plan.entity === nodes[start].plan.entity { end += 1 }
+                }
+                try body(nodes[start..<end])
+                start = end
+            }
+        }
+
+        /// Relationship names to write, by name, with the row's references (an insert's or a
+        /// delete's, whose targets' identities are known): empty when there is nothing to write.
+        private func relationshipNames(recorder: ChangeRecorder) -> (names: [String], rowReferences: [(name: String, reference: ObjectReference)]) {
             var names: [String] = members.map(\.relationship) + references.keys
             var rowReferences: [(name: String, reference: ObjectReference)] = []
             if let row {
@@ -280,32 +384,39 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                     names.append(name)
                 }
             }
-            if !names.isEmpty {
-                names.sort()
-                text.raw(",")
-                text.key("relationships")
-                text.raw("{")
-                for (i, name) in names.enumerated() {
-                    if i > 0 { text.raw(",") }
-                    text.key(name)
-                    if let m = members.first(where: { $0.relationship == name }) {
-                        text.raw("{\"members\":[")
-                        for (j, node) in m.nodes.enumerated() {
-                            if j > 0 { text.raw(",") }
-                            node.write(into: &text, recorder: recorder)
-                        }
-                        text.raw("]}")
-                    } else if let r = rowReferences.first(where: { $0.name == name }) {
-                        text.raw(change == .delete ? "{\"removed\":[" : "{\"added\":[")
-                        text.append(r.reference)
-                        text.raw("]}")
-                    } else if let r = references[name] {
-                        text.append(r, compact: true)
+            return (names.sorted(), rowReferences)
+        }
+
+        /// The relationships as an object, by name, when there are any; returns whether it wrote.
+        @discardableResult
+        private func writeRelationships(into text: inout JSONText, recorder: ChangeRecorder, after separator: StaticString) -> Bool {
+            if members.isEmpty && references.isEmpty && (row == nil || plan.references.isEmpty) { return false }
+            let (names, rowReferences) = relationshipNames(recorder: recorder)
+            if names.isEmpty { return false }
+            text.raw(separator)
+            text.raw("{")
+            for (i, name) in names.enumerated() {
+                if i > 0 { text.raw(",") }
+                text.key(name)
+                if let m = members.first(where: { $0.relationship == name }) {
+                    text.raw("{\"members\":[")
+                    var j = 0
+                    Node.forEachRun(m.nodes) { run in
+                        if j > 0 { text.raw(",") }
+                        j += 1
+                        Node.write(run, into: &text, recorder: recorder)
                     }
+                    text.raw("]}")
+                } else if let r = rowReferences.first(where: { $0.name == name }) {
+                    text.raw(change == .delete ? "{\"removed\":[" : "{\"added\":[")
+                    text.append(r.reference)
+                    text.raw("]}")
+                } else if let r = references[name] {
+                    text.append(r, compact: true)
                 }
-                text.raw("}")
             }
             text.raw("}")
+            return true
         }
     }
 
@@ -340,12 +451,15 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             switch change.kind {
             case .insert, .delete:
                 guard let row = known[change.id] else { return }
-                let node = Node(plan: plan, id: try identity(of: change.id), change: change.kind, row: row)
+                // A compact insert is written without its identifier (its row and nesting give it).
+                let ownerRow = plan.owner.flatMap { row[$0.index].integerValue }
+                let compact = change.kind == .insert && (ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested)
+                let node = Node(plan: plan, id: compact ? [] : try identity(of: change.id), change: change.kind, row: row)
                 // References are written from the row: their targets' identities must be known.
                 for (_, destination, index) in plan.references {
                     if let target = row[index].integerValue { _ = try identity(of: ObjectID(entity: destination, rowID: target)) }
                 }
-                try attach(node, change.id, ownerRow: plan.owner.flatMap { row[$0.index].integerValue })
+                try attach(node, change.id, ownerRow: ownerRow)
             case .update:
                 var attributes: [String: AttributeChange] = [:]
                 var references: [String: RelationshipDiff] = [:]
@@ -381,6 +495,8 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// owner did not change itself), or among the roots.
         private mutating func attach(_ node: Node, _ id: ObjectID, ownerRow: Int64?) throws {
             if let existing = nodes[id] {
+                // Folded with a later change, an insert may no longer be a row: it needs its identifier.
+                if existing.id.isEmpty { existing.id = try identity(of: id) }
                 existing.merge(node)
                 return
             }

@@ -14,6 +14,9 @@ public struct JSONText {
 
     public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
+    /// Cuts what was written after the first `count` bytes.
+    mutating func truncate(to count: Int) { bytes.removeLast(bytes.count - count) }
+
     /// `compact` leaves out a null side of an attribute's change (an insert's old values, a
     /// delete's new ones): `AttributeChange` reads an absent side as null.
     public mutating func append(_ diff: ObjectDiff, compact: Bool = false) {
