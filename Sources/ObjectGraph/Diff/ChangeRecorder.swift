@@ -21,16 +21,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private var plans: [String: EntityPlan] = [:]
     private let model: ObjectModel
     private let lock = NSLock()
-    private var file: FileHandle?
-    private var buffer: [UInt8] = []
-    /// Bytes written to the file, and in all (file and buffer).
-    private var flushed: UInt64 = 0
-    private var written: UInt64 = 0
-    /// The length and node count at the last commit: a rollback goes back there.
-    private var savedLength: UInt64 = 0
-    private var savedNodes = 0
-    private var nodes = 0
     private var isOpen = true
+    /// The document's bytes are made and written on a thread of their own (`DocumentWriter`):
+    /// serialising a batch costs about as much as reading it, and the merge goes on meanwhile.
+    /// At most `maxPendingBatches` wait for it, so memory stays bounded when the disk is slow.
+    private let writer: DocumentWriter
+    private let queue = DispatchQueue(label: "ObjectGraph.ChangeRecorder")
+    private static let maxPendingBatches = 8
+    private let pendingBatches = DispatchSemaphore(value: ChangeRecorder.maxPendingBatches)
     /// Identifiers rendered so far, by object (row ids are never reused).
     private var identities: [ObjectID: [DiffValue]] = [:]
 
@@ -51,7 +49,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw ObjectGraphError.invalidOperation("cannot create the change file \(path)")
         }
-        file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        writer = DocumentWriter(path: path, file: try FileHandle(forWritingTo: URL(fileURLWithPath: path)))
         var text = JSONText()
         text.raw("{")
         text.key("model")
@@ -77,8 +75,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         }
         text.key("changes")
         text.raw("[")
-        append(text.bytes)
-        savedLength = written
+        writer.head(text.bytes)
     }
 
     /// Changes of every entity; no member lists (a member's change names its owner).
@@ -89,31 +86,103 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         try lock.withLock {
             guard isOpen else { return }
+            // A failed write fails the transaction that is still open, as a failed insert would.
+            if let error = writer.failure { throw error }
             // Bounded between batches (never inside one: its references are looked up there).
             if identities.count > 200_000 { identities.removeAll(keepingCapacity: true) }
-            let batch = try BatchTree(recorder: self, context: context, changes: changes)
-            var text = JSONText()
-            Node.forEachRun(batch.roots) { run in
-                text.removeAll()
-                Node.write(run, into: &text, recorder: self)
-                if nodes > 0 { append(Array(",".utf8)) }
-                append(text.bytes)
-                nodes += 1
+            let roots = try BatchTree(recorder: self, context: context, changes: changes).roots
+            guard !roots.isEmpty else { return }
+            pendingBatches.wait()
+            queue.async { [writer, pendingBatches] in
+                writer.write(roots)
+                pendingBatches.signal()
             }
-            if buffer.count > 1 << 20 { try flush() }
         }
     }
 
     public func contextDidSave(_ summary: ChangeSummary) {
         lock.withLock {
-            savedLength = written
-            savedNodes = nodes
+            guard isOpen else { return }
+            queue.async { [writer] in writer.save() }
         }
     }
 
     public func contextDidRollBack() {
         lock.withLock {
             guard isOpen else { return }
+            queue.async { [writer] in writer.rollBack() }
+        }
+    }
+
+    /// Ends the document, synced to disk, and stops recording; returns how many root nodes it
+    /// holds (0: nothing changed).
+    @discardableResult
+    public func finish() throws -> Int {
+        try lock.withLock {
+            let wasOpen = isOpen
+            isOpen = false
+            return try queue.sync { try writer.finish(wasOpen: wasOpen) }
+        }
+    }
+
+    /// Stops recording and removes the file.
+    public func discard() {
+        lock.withLock {
+            isOpen = false
+            queue.sync { writer.discard() }
+        }
+    }
+
+    /// The document's bytes and file, used only on the recorder's queue (`finish` and `discard`
+    /// wait for it), but for `failure`, which the recording thread reads.
+    private final class DocumentWriter: @unchecked Sendable {
+        let path: String
+        private var file: FileHandle?
+        private var buffer: [UInt8] = []
+        private var text = JSONText()
+        /// Bytes written to the file, and in all (file and buffer).
+        private var flushed: UInt64 = 0
+        private var written: UInt64 = 0
+        /// The length and node count at the last commit: a rollback goes back there.
+        private var savedLength: UInt64 = 0
+        private var savedNodes = 0
+        private var nodes = 0
+        private let failureLock = NSLock()
+        private var firstFailure: (any Error)?
+
+        init(path: String, file: FileHandle) {
+            self.path = path
+            self.file = file
+        }
+
+        var failure: (any Error)? { failureLock.withLock { firstFailure } }
+
+        func head(_ bytes: [UInt8]) {
+            append(bytes)
+            savedLength = written
+        }
+
+        func write(_ roots: [Node]) {
+            guard file != nil, failure == nil else { return }
+            Node.forEachRun(roots) { run in
+                text.removeAll()
+                Node.write(run, into: &text)
+                if nodes > 0 { append(Array(",".utf8)) }
+                append(text.bytes)
+                nodes += 1
+            }
+            if buffer.count > 1 << 20 {
+                do { try flush() } catch { failureLock.withLock { firstFailure = firstFailure ?? error } }
+            }
+        }
+
+        func save() {
+            savedLength = written
+            savedNodes = nodes
+        }
+
+        func rollBack() {
+            guard file != nil else { return }
             if savedLength >= flushed {
                 buffer.removeLast(Int(written - savedLength))
             } else {
@@ -125,15 +194,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             written = savedLength
             nodes = savedNodes
         }
-    }
 
-    /// Ends the document, synced to disk, and stops recording; returns how many root nodes it
-    /// holds (0: nothing changed).
-    @discardableResult
-    public func finish() throws -> Int {
-        try lock.withLock {
-            guard isOpen else { return savedNodes }
-            isOpen = false
+        func finish(wasOpen: Bool) throws -> Int {
+            guard wasOpen, file != nil else { return savedNodes }
+            if let failure { throw failure }
             append(Array("]}".utf8))
             try flush()
             try file?.synchronize()
@@ -141,28 +205,24 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             file = nil
             return nodes
         }
-    }
 
-    /// Stops recording and removes the file.
-    public func discard() {
-        lock.withLock {
-            isOpen = false
+        func discard() {
             try? file?.close()
             file = nil
             try? FileManager.default.removeItem(atPath: path)
         }
-    }
 
-    private func append(_ bytes: [UInt8]) {
-        buffer.append(contentsOf: bytes)
-        written += UInt64(bytes.count)
-    }
+        private func append(_ bytes: [UInt8]) {
+            buffer.append(contentsOf: bytes)
+            written += UInt64(bytes.count)
+        }
 
-    private func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try file?.write(contentsOf: buffer)
-        flushed += UInt64(buffer.count)
-        buffer.removeAll(keepingCapacity: true)
+        private func flush() throws {
+            guard !buffer.isEmpty else { return }
+            try file?.write(contentsOf: buffer)
+            flushed += UInt64(buffer.count)
+            buffer.removeAll(keepingCapacity: true)
+        }
     }
 
     // MARK: One batch as trees of nodes
@@ -214,7 +274,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     }
 
     /// A node being built: an object's change, its members' nodes nested.
-    final class Node {
+    final class Node: @unchecked Sendable {   // handed to the writer whole, never changed after
         let plan: EntityPlan
         /// Empty for a compact insert (`InsertRows`): its identifier is read from its row.
         var id: [DiffValue]
@@ -226,6 +286,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         var attributes: [String: AttributeChange] = [:]
         var references: [String: RelationshipDiff] = [:]
         var members: [(relationship: String, nodes: [Node])] = []
+        /// An insert's or a delete's references, from its row, with their targets' identifiers
+        /// (resolved while the batch is read, so that writing needs nothing but the node).
+        var rowReferences: [(name: String, reference: ObjectReference)] = []
 
         init(plan: EntityPlan, id: [DiffValue], change: ChangeKind, row: [Value]? = nil) {
             self.plan = plan
@@ -248,6 +311,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             if change == .update && later.change != .update && attributes.isEmpty && references.isEmpty {
                 change = later.change
                 row = later.row
+                rowReferences = later.rowReferences
             } else if later.row != nil {
                 later.materialize()
             }
@@ -266,10 +330,11 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 attributes[name] = change == .delete ? AttributeChange(old: row[index], new: .null) : AttributeChange(old: .null, new: row[index])
             }
             self.row = nil
+            rowReferences = []
         }
 
         /// The node as `ObjectDiff`'s JSON (compact: no null side), keys in sorted order.
-        func write(into text: inout JSONText, recorder: ChangeRecorder) {
+        func write(into text: inout JSONText) {
             text.raw("{")
             if let row {
                 var first = true
@@ -306,13 +371,13 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw(",")
             text.key("id")
             text.array(id) { $0.append($1) }
-            writeRelationships(into: &text, recorder: recorder, after: ",\"relationships\":")
+            writeRelationships(into: &text, after: ",\"relationships\":")
             text.raw("}")
         }
 
         /// A compact insert: its row's values in `plan.rowColumns` order (dates as seconds), then
         /// its relationships when it has any; without relationships, trailing nulls are left out.
-        func writeRow(into text: inout JSONText, recorder: ChangeRecorder) {
+        func writeRow(into text: inout JSONText) {
             guard let row else { return }
             text.raw("[")
             let start = text.bytes.count
@@ -329,16 +394,16 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 }
                 if !value.isNull { written = text.bytes.count }
             }
-            if !writeRelationships(into: &text, recorder: recorder, after: ",") {
+            if !writeRelationships(into: &text, after: ",") {
                 text.truncate(to: max(written, start))
             }
             text.raw("]")
         }
 
         /// Nodes as array elements: each run of compact inserts of one entity as one node of rows.
-        static func write(_ run: ArraySlice<Node>, into text: inout JSONText, recorder: ChangeRecorder) {
+        static func write(_ run: ArraySlice<Node>, into text: inout JSONText) {
             guard let first = run.first, first.id.isEmpty else {
-                run.first?.write(into: &text, recorder: recorder)
+                run.first?.write(into: &text)
                 return
             }
             text.raw("{")
@@ -352,12 +417,12 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw("[")
             for (i, node) in run.enumerated() {
                 if i > 0 { text.raw(",") }
-                node.writeRow(into: &text, recorder: recorder)
+                node.writeRow(into: &text)
             }
             text.raw("]}")
         }
 
-        /// Splits `nodes` into what `write(_:into:recorder:)` writes as one element: a run of
+        /// Splits `nodes` into what `write(_:into:)` writes as one element: a run of
         /// compact inserts of one entity, or a single node.
         static func forEachRun(_ nodes: [Node], _ body: (ArraySlice<Node>) throws -> Void) rethrows {
             var start = 0
@@ -371,27 +436,11 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             }
         }
 
-        /// Relationship names to write, by name, with the row's references (an insert's or a
-        /// delete's, whose targets' identities are known): empty when there is nothing to write.
-        private func relationshipNames(recorder: ChangeRecorder) -> (names: [String], rowReferences: [(name: String, reference: ObjectReference)]) {
-            var names: [String] = members.map(\.relationship) + references.keys
-            var rowReferences: [(name: String, reference: ObjectReference)] = []
-            if let row {
-                for (name, destination, index) in plan.references {
-                    guard let target = row[index].integerValue,
-                          let id = recorder.identities[ObjectID(entity: destination, rowID: target)] else { continue }
-                    rowReferences.append((name, ObjectReference(entityName: destination, id: id)))
-                    names.append(name)
-                }
-            }
-            return (names.sorted(), rowReferences)
-        }
-
         /// The relationships as an object, by name, when there are any; returns whether it wrote.
         @discardableResult
-        private func writeRelationships(into text: inout JSONText, recorder: ChangeRecorder, after separator: StaticString) -> Bool {
-            if members.isEmpty && references.isEmpty && (row == nil || plan.references.isEmpty) { return false }
-            let (names, rowReferences) = relationshipNames(recorder: recorder)
+        private func writeRelationships(into text: inout JSONText, after separator: StaticString) -> Bool {
+            if members.isEmpty && references.isEmpty && rowReferences.isEmpty { return false }
+            let names = (members.map(\.relationship) + references.keys + rowReferences.map(\.name)).sorted()
             if names.isEmpty { return false }
             text.raw(separator)
             text.raw("{")
@@ -404,7 +453,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                     Node.forEachRun(m.nodes) { run in
                         if j > 0 { text.raw(",") }
                         j += 1
-                        Node.write(run, into: &text, recorder: recorder)
+                        Node.write(run, into: &text)
                     }
                     text.raw("]}")
                 } else if let r = rowReferences.first(where: { $0.name == name }) {
@@ -455,9 +504,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 let ownerRow = plan.owner.flatMap { row[$0.index].integerValue }
                 let compact = change.kind == .insert && (ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested)
                 let node = Node(plan: plan, id: compact ? [] : try identity(of: change.id), change: change.kind, row: row)
-                // References are written from the row: their targets' identities must be known.
-                for (_, destination, index) in plan.references {
-                    if let target = row[index].integerValue { _ = try identity(of: ObjectID(entity: destination, rowID: target)) }
+                for (name, destination, index) in plan.references {
+                    guard let target = row[index].integerValue else { continue }
+                    let reference = ObjectReference(entityName: destination, id: try identity(of: ObjectID(entity: destination, rowID: target)))
+                    node.rowReferences.append((name, reference))
                 }
                 try attach(node, change.id, ownerRow: ownerRow)
             case .update:
