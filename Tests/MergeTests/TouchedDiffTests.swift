@@ -115,7 +115,7 @@ import XMLTVImport
         #expect(nonEmpty >= 5, "the guides must really change")
     }
 
-    /// A first import is written as compact rows (`InsertRows`): no per-object identifier or
+    /// A first import is written as compact rows (`CompactRows`): no per-object identifier or
     /// attribute names, and read back as the full diff says it.
     @Test func aFirstImportIsWrittenAsCompactRows() throws {
         let h = try Harness()

@@ -55,7 +55,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         text.key("model")
         text.append(string: fingerprint)
         text.raw(",")
-        // The columns and identifier keys of each entity written as compact inserts (`InsertRows`).
+        // The columns and identifier keys of each entity written as compact rows (`CompactRows`).
         let compact = model.entities.compactMap { e in plans[e.name].flatMap { $0.isCompactNested ? ($0, e.name) : nil } }
         if !compact.isEmpty {
             text.key("rows")
@@ -240,12 +240,12 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         let references: [(name: String, destination: String, index: Int)]
         let owner: (entity: String, relationship: String, key: String, index: Int)?
         let identifier: [(key: String, index: Int, destination: String?)]
-        /// Whether its inserts are written as compact rows (`InsertRows`) when nested in their
+        /// Whether its inserts are written as compact rows (`CompactRows`) when nested in their
         /// owner's node, and at the top level: every identifier key is a column of the row, or
         /// (nested only) the key to the owner, whose identifier the nesting gives.
         let isCompactNested: Bool
         let isCompactAtRoot: Bool
-        /// A compact insert's columns: the attributes that always have a value first, the rest in
+        /// A compact row's columns: the attributes that always have a value first, the rest in
         /// the model's order, so that a row without relationships ends at its last value.
         let rowColumns: [(name: String, index: Int)]
 
@@ -276,7 +276,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     /// A node being built: an object's change, its members' nodes nested.
     final class Node: @unchecked Sendable {   // handed to the writer whole, never changed after
         let plan: EntityPlan
-        /// Empty for a compact insert (`InsertRows`): its identifier is read from its row.
+        /// Empty for a compact insert or delete (`CompactRows`): its identifier is read from its row.
         var id: [DiffValue]
         var change: ChangeKind
         /// An insert's new row or a delete's old one (`plan.rowKeys` order): attributes and
@@ -375,7 +375,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw("}")
         }
 
-        /// A compact insert: its row's values in `plan.rowColumns` order (dates as seconds), then
+        /// A compact insert or delete: its row's values in `plan.rowColumns` order (dates as seconds), then
         /// its relationships when it has any; without relationships, trailing nulls are left out.
         func writeRow(into text: inout JSONText) {
             guard let row else { return }
@@ -400,7 +400,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw("]")
         }
 
-        /// Nodes as array elements: each run of compact inserts of one entity as one node of rows.
+        /// Nodes as array elements: each run of compact rows of one entity and change as one node of rows.
         static func write(_ run: ArraySlice<Node>, into text: inout JSONText) {
             guard let first = run.first, first.id.isEmpty else {
                 run.first?.write(into: &text)
@@ -408,7 +408,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             }
             text.raw("{")
             text.key("change")
-            text.append(string: ChangeKind.insert.rawValue)
+            text.append(string: first.change.rawValue)
             text.raw(",")
             text.key("entityName")
             text.append(string: first.plan.entity.name)
@@ -423,13 +423,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         }
 
         /// Splits `nodes` into what `write(_:into:)` writes as one element: a run of
-        /// compact inserts of one entity, or a single node.
+        /// compact rows of one entity and change, or a single node.
         static func forEachRun(_ nodes: [Node], _ body: (ArraySlice<Node>) throws -> Void) rethrows {
             var start = 0
             while start < nodes.count {
                 var end = start + 1
                 if nodes[start].id.isEmpty {
-                    while end < nodes.count && nodes[end].id.isEmpty && nodes[end].plan.entity === nodes[start].plan.entity { end += 1 }
+                    while end < nodes.count && nodes[end].id.isEmpty && nodes[end].plan.entity === nodes[start].plan.entity
+                            && nodes[end].change == nodes[start].change { end += 1 }
                 }
                 try body(nodes[start..<end])
                 start = end
@@ -500,9 +501,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             switch change.kind {
             case .insert, .delete:
                 guard let row = known[change.id] else { return }
-                // A compact insert is written without its identifier (its row and nesting give it).
+                // A compact insert or delete is written without its identifier (its row and nesting give it).
                 let ownerRow = plan.owner.flatMap { row[$0.index].integerValue }
-                let compact = change.kind == .insert && (ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested)
+                let compact = ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested
                 let node = Node(plan: plan, id: compact ? [] : try identity(of: change.id), change: change.kind, row: row)
                 for (name, destination, index) in plan.references {
                     guard let target = row[index].integerValue else { continue }

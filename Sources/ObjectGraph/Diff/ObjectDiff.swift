@@ -184,16 +184,16 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         model = try c.decode(String.self, forKey: .model)
         excluded = try c.decodeIfPresent([String].self, forKey: .excluded) ?? []
-        // Compact inserts (see `InsertRows`): their columns are read before the changes that use them.
-        let forms = try c.decodeIfPresent([String: InsertRows.Form].self, forKey: .rows) ?? [:]
+        // Compact rows (see `CompactRows`): their columns are read before the changes that use them.
+        let forms = try c.decodeIfPresent([String: CompactRows.Form].self, forKey: .rows) ?? [:]
         if !forms.isEmpty {
-            guard let box = decoder.userInfo[InsertRows.formsKey] as? InsertRows.FormsBox else {
-                throw DecodingError.dataCorruptedError(forKey: .rows, in: c, debugDescription: "a change document with compact inserts is read with ChangeDocument(jsonData:)")
+            guard let box = decoder.userInfo[CompactRows.formsKey] as? CompactRows.FormsBox else {
+                throw DecodingError.dataCorruptedError(forKey: .rows, in: c, debugDescription: "a change document with compact rows is read with ChangeDocument(jsonData:)")
             }
             box.forms = forms
         }
         changes = try c.decode(NodeList.self, forKey: .changes).nodes
-        if !forms.isEmpty { changes = try changes.map { try InsertRows.fillingIdentities($0, forms: forms, owner: nil) } }
+        if !forms.isEmpty { changes = try changes.map { try CompactRows.fillingIdentities($0, forms: forms, owner: nil) } }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -225,7 +225,7 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
 
     public init(jsonData: Data) throws {
         let decoder = JSONDecoder()
-        decoder.userInfo[InsertRows.formsKey] = InsertRows.FormsBox()
+        decoder.userInfo[CompactRows.formsKey] = CompactRows.FormsBox()
         self = try decoder.decode(ChangeDocument.self, from: jsonData)
     }
 }
@@ -358,21 +358,23 @@ extension ObjectDiff {
     }
 }
 
-// MARK: - Compact inserts
+// MARK: - Compact rows
 
-/// The compact form of inserted objects in a change document, as `ChangeRecorder` writes them: a
-/// first import is one insert per object, and repeating every attribute's name, `{"new": ...}`
-/// and an identifier that nesting already implies made such a file twice the guide's size.
+/// The compact form of inserted and deleted objects in a change document, as `ChangeRecorder`
+/// writes them: a first import is one insert per object, and repeating every attribute's name,
+/// `{"new": ...}` and an identifier that nesting already implies made such a file twice the
+/// guide's size.
 ///
 /// The document's head names, per entity, the columns of its rows and the keys of its identifier:
-/// `"rows": {"Category": {"columns": ["lang", "name", "position"], "id": ["programme", "name", "lang"]}}`.
-/// A node `{"change": "insert", "entityName": "Category", "rows": [["en", "Movie", 1], ...]}` then
-/// stands for one insert per row: the row's values in column order (null: no value), and, when
-/// the object has references or owned members, one more element, its relationships as an
-/// `ObjectDiff` writes them; a row without one may end before its trailing nulls. Reading expands each row to the `ObjectDiff` the full form would
-/// give: its identifier from its own columns, its references' identifiers, and (for a key that
-/// is neither) its owner's identifier, which the nesting gives.
-enum InsertRows {
+/// `"rows": {"Category": {"columns": ["name", "lang", "position"], "id": ["programme", "name", "lang"]}}`.
+/// A node `{"change": "insert", "entityName": "Category", "rows": [["Movie", "en", 1], ...]}` then
+/// stands for one insert (or, with `"delete"`, one delete carrying its old values) per row: the
+/// row's values in column order (null: no value), and, when the object has references or owned
+/// members, one more element, its relationships as an `ObjectDiff` writes them; a row without one
+/// may end before its trailing nulls. Reading expands each row to the `ObjectDiff` the full form
+/// would give: its identifier from its own columns, its references' identifiers, and (for a key
+/// that is neither) its owner's identifier, which the nesting gives.
+enum CompactRows {
     struct Form: Codable, Sendable {
         var columns: [String]
         var id: [String]
@@ -382,9 +384,9 @@ enum InsertRows {
         var forms: [String: Form] = [:]
     }
 
-    static let formsKey = CodingUserInfoKey(rawValue: "ObjectGraph.InsertRows.forms")!
+    static let formsKey = CodingUserInfoKey(rawValue: "ObjectGraph.CompactRows.forms")!
 
-    /// The node with the identifiers of its compact inserts (those read with an empty `id`) and of
+    /// The node with the identifiers of its compact rows (those read with an empty `id`) and of
     /// its members' filled in; `owner` is the identifier of the node it is nested in.
     static func fillingIdentities(_ node: ObjectDiff, forms: [String: Form], owner: [IdentifierComponent]?) throws -> ObjectDiff {
         var node = node
@@ -392,13 +394,13 @@ enum InsertRows {
             var id: [IdentifierComponent] = []
             for key in form.id {
                 if form.columns.contains(key) {
-                    id.append(node.attributes[key]?.new ?? .null)
-                } else if let reference = node.relationships[key]?.added.first {
+                    id.append((node.change == .delete ? node.attributes[key]?.old : node.attributes[key]?.new) ?? .null)
+                } else if let reference = node.relationships[key]?.added.first ?? node.relationships[key]?.removed.first {
                     id += reference.id
                 } else if let owner {
                     id += owner
                 } else {
-                    throw ObjectGraphError.invalidOperation("a compact insert of \(node.entityName) has no value for its identifier key \(key)")
+                    throw ObjectGraphError.invalidOperation("a compact row of \(node.entityName) has no value for its identifier key \(key)")
                 }
             }
             node.id = id
@@ -410,12 +412,12 @@ enum InsertRows {
     }
 }
 
-/// Nodes of a `changes` or `members` array: full nodes, and compact inserts expanded to one
+/// Nodes of a `changes` or `members` array: full nodes, and compact rows expanded to one
 /// node per row.
 struct NodeList: Decodable {
     var nodes: [ObjectDiff] = []
 
-    private enum Keys: String, CodingKey { case rows, entityName }
+    private enum Keys: String, CodingKey { case rows, entityName, change }
 
     init(from decoder: any Decoder) throws {
         var list = try decoder.unkeyedContainer()
@@ -427,8 +429,12 @@ struct NodeList: Decodable {
                 continue
             }
             let entityName = try keyed.decode(String.self, forKey: .entityName)
-            guard let form = (element.userInfo[InsertRows.formsKey] as? InsertRows.FormsBox)?.forms[entityName] else {
-                throw DecodingError.dataCorruptedError(forKey: .rows, in: keyed, debugDescription: "compact inserts of \(entityName), which the document's rows do not describe")
+            let change = try keyed.decode(ChangeKind.self, forKey: .change)
+            guard change != .update else {
+                throw DecodingError.dataCorruptedError(forKey: .change, in: keyed, debugDescription: "rows stand for inserts or deletes, not updates")
+            }
+            guard let form = (element.userInfo[CompactRows.formsKey] as? CompactRows.FormsBox)?.forms[entityName] else {
+                throw DecodingError.dataCorruptedError(forKey: .rows, in: keyed, debugDescription: "compact rows of \(entityName), which the document's rows do not describe")
             }
             var rows = try keyed.nestedUnkeyedContainer(forKey: .rows)
             while !rows.isAtEnd {
@@ -437,10 +443,10 @@ struct NodeList: Decodable {
                 // A row without relationships may end early: the columns after its end are null.
                 for column in form.columns where !row.isAtEnd {
                     let value = try row.decode(DiffValue.self)
-                    if !value.isNull { attributes[column] = AttributeChange(old: .null, new: value) }
+                    if !value.isNull { attributes[column] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null) }
                 }
                 let relationships = row.isAtEnd ? [:] : try row.decode([String: RelationshipDiff].self)
-                nodes.append(ObjectDiff(entityName: entityName, id: [], change: .insert, attributes: attributes, relationships: relationships))
+                nodes.append(ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships))
             }
         }
     }
