@@ -25,7 +25,7 @@ struct GuidePages: Sendable {
         try context.fetchAll("Channel", where: .compare("hidden", .equal, .bool(false)), keys: ["xmltvId", "displayName", "customName"])
             .map { c in
                 let id = c["xmltvId"].stringValue ?? ""
-                return ChannelRow(rowID: c.id.rowID, id: id, name: c["customName"].stringValue ?? c["displayName"].stringValue ?? id)
+                return ChannelRow(rowID: c.id.rowID, id: id, name: HTML.shortened(c["customName"].stringValue ?? c["displayName"].stringValue ?? id, to: Self.titleLimit))
             }
             .sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
@@ -42,9 +42,9 @@ struct GuidePages: Sendable {
 
     // MARK: Now and next
 
-    func nowAndNext(_ request: Request) throws -> Response {
+    func nowAndNext(_ request: Request) async throws -> Response {
         let now = Int64(Date().timeIntervalSince1970)
-        let (channels, byChannel) = try state.store.read { context -> ([ChannelRow], [Int64: [ProgrammeRow]]) in
+        let (channels, byChannel) = try await state.reads.read { context -> ([ChannelRow], [Int64: [ProgrammeRow]]) in
             let channels = try shownChannels(context)
             var byChannel: [Int64: [ProgrammeRow]] = [:]
             // Everything that has not ended and starts within 12 hours, in one pass.
@@ -84,7 +84,7 @@ struct GuidePages: Sendable {
     /// Subscribe (webcal) and download links of a channel's feed, when the exporter wrote one.
     func feedLinks(_ channel: ChannelRow, host: String, into page: inout HTML) {
         let file = FeedExporter.fileName(for: channel.id)
-        guard FeedFiles.servableName(file), state.feeds.entry(file) != nil else { return }
+        guard state.feeds.contains(file) else { return }
         let path = "/feeds/" + HTML.urlComponent(file)
         page.raw("<p class=\"links\"><a href=\"")
         page.text("webcal://" + host + path)
@@ -93,25 +93,29 @@ struct GuidePages: Sendable {
         page.raw("\" download>Download .ics</a></p>")
     }
 
+    /// Titles and episode titles on the guide pages are shortened (the model's page of a
+    /// programme shows them whole): a page lists many, and a feed may send megabytes in one.
+    static let titleLimit = 300
+
     static func title(_ p: ProgrammeRow, into page: inout HTML) {
         page.raw("<strong>")
-        page.text(p.title)
+        page.text(HTML.shortened(p.title, to: titleLimit))
         page.raw("</strong>")
         if let sub = p.subTitle, !sub.isEmpty {
             page.raw(" — ")
-            page.text(sub)
+            page.text(HTML.shortened(sub, to: titleLimit))
         }
     }
 
     // MARK: A channel's day
 
-    func channel(_ request: Request, id: String) throws -> Response {
+    func channel(_ request: Request, id: String) async throws -> Response {
         let id = id.removingPercentEncoding ?? id
         let query = FormData(request.uri.query ?? "")
         let dayStart = query["day"].flatMap(LocalTime.startOfDay(parsing:)) ?? LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
-        let result = try state.store.read { context -> (ChannelRow, [ProgrammeRow])? in
+        let result = try await state.reads.read { context -> (ChannelRow, [ProgrammeRow])? in
             guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: ["xmltvId", "displayName", "customName"]) else { return nil }
-            let row = ChannelRow(rowID: c.id.rowID, id: id, name: c["customName"].stringValue ?? c["displayName"].stringValue ?? id)
+            let row = ChannelRow(rowID: c.id.rowID, id: id, name: HTML.shortened(c["customName"].stringValue ?? c["displayName"].stringValue ?? id, to: Self.titleLimit))
             let programmes = try context.fetchAll("Programme", where: .and([.related("channel", c.id), .compare("start", .greaterOrEqual, .date(dayStart)),
                                                                              .compare("start", .less, .date(dayStart + 86400))]),
                                                   orderBy: [SortKey("start")], keys: ["start", "stop", "title", "subTitle"]).map(Self.programme)
@@ -146,12 +150,12 @@ struct GuidePages: Sendable {
 
     // MARK: Search
 
-    func search(_ request: Request) throws -> Response {
+    func search(_ request: Request) async throws -> Response {
         let text = (FormData(request.uri.query ?? "")["q"] ?? "").trimmingCharacters(in: .whitespaces)
         let now = Int64(Date().timeIntervalSince1970)
         let needle = text.lowercased()
         let limit = 200
-        let hits = needle.isEmpty ? [] : try state.store.read { context -> [(ChannelRow, ProgrammeRow)] in
+        let hits = needle.isEmpty ? [] : try await state.reads.read { context -> [(ChannelRow, ProgrammeRow)] in
             let channels = Dictionary(try shownChannels(context).map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
             var hits: [(ChannelRow, ProgrammeRow)] = []
             // Titles of what has not ended yet; SQLite has no Unicode-aware LIKE, so filtered here.

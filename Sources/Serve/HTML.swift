@@ -36,6 +36,17 @@ struct HTML {
         return result
     }
 
+    /// `value` cut to its first `limit` characters and an ellipsis, so that no text from a feed
+    /// (a 9 MB title) makes a page big. Reads at most `limit` characters: counting a whole huge
+    /// string would cost as much as escaping it.
+    ///
+    ///     HTML.shortened("A long title", to: 6)   // "A long…"
+    static func shortened(_ value: String, to limit: Int) -> String {
+        guard value.utf8.count > limit else { return value }
+        let head = value.prefix(limit)
+        return head.endIndex == value.endIndex ? value : head + "…"
+    }
+
     /// Percent-encodes a path segment or query value (RFC 3986 unreserved characters stay).
     static func urlComponent(_ value: String) -> String {
         var result = ""
