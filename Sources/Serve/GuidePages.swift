@@ -60,8 +60,8 @@ struct GuidePages: Sendable {
         let body = HTML.page(title: "On now", signedIn: signedIn(request), tokenConfigured: state.canEdit) { page in
             if channels.isEmpty { page.raw("<p>No channels yet: run an import first.</p>") }
             for channel in channels {
-                page.raw("<section class=\"channel\"><h2><a href=\"/channels/")
-                page.text(HTML.urlComponent(channel.id))
+                page.raw("<section class=\"channel\"><h2><a href=\"")
+                page.text(Self.channelPath(channel))
                 page.raw("\">")
                 page.text(channel.name)
                 page.raw("</a></h2>")
@@ -109,12 +109,27 @@ struct GuidePages: Sendable {
 
     // MARK: A channel's day
 
+    /// The path of a channel's day. An id that a browser would take for a dot segment ("." or
+    /// "..", escaped or not: the URL standard decodes `%2e` there) goes by row id instead.
+    static func channelPath(_ channel: ChannelRow) -> String {
+        channel.id == "." || channel.id == ".." ? "/channels/%23\(channel.rowID)" : "/channels/" + HTML.urlComponent(channel.id)
+    }
+
+    /// `#ROWID` (what `channelPath` writes when the id cannot be a path segment).
+    static func rowID(_ id: String) -> Int64? {
+        id.hasPrefix("#") ? Int64(id.dropFirst()) : nil
+    }
+
     func channel(_ request: Request, id: String) async throws -> Response {
         let id = id.removingPercentEncoding ?? id
         let query = FormData(request.uri.query ?? "")
         let dayStart = query["day"].flatMap(LocalTime.startOfDay(parsing:)) ?? LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
         let result = try await state.reads.read { context -> (ChannelRow, [ProgrammeRow])? in
-            guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: ["xmltvId", "displayName", "customName"]) else { return nil }
+            let keys = ["xmltvId", "displayName", "customName"]
+            guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: keys)
+                    ?? Self.rowID(id).flatMap({ try context.object(ObjectID(entity: "Channel", rowID: $0), keys: keys) })
+            else { return nil }
+            let id = c["xmltvId"].stringValue ?? id
             let row = ChannelRow(rowID: c.id.rowID, id: id, name: HTML.shortened(c["customName"].stringValue ?? c["displayName"].stringValue ?? id, to: Self.titleLimit))
             let programmes = try context.fetchAll("Programme", where: .and([.related("channel", c.id), .compare("start", .greaterOrEqual, .date(dayStart)),
                                                                              .compare("start", .less, .date(dayStart + 86400))]),
@@ -141,8 +156,8 @@ struct GuidePages: Sendable {
                 Self.title(p, into: &page)
                 page.raw("</td></tr>")
             }
-            page.raw("</table><p><a href=\"/model/Channel/")
-            page.text(HTML.urlComponent(channel.id))
+            page.raw("</table><p><a href=\"")
+            page.text(ModelPages.detailPath(entity: "Channel", rowID: channel.rowID))
             page.raw("\">Edit this channel</a></p>")
         }
         return Pages.html(body)
@@ -174,8 +189,8 @@ struct GuidePages: Sendable {
             for (channel, p) in hits {
                 page.raw("<tr><td class=\"time\">")
                 page.text(LocalTime.day(p.start) + " " + LocalTime.hourMinute(p.start))
-                page.raw("</td><td><a href=\"/channels/")
-                page.text(HTML.urlComponent(channel.id))
+                page.raw("</td><td><a href=\"")
+                page.text(Self.channelPath(channel))
                 page.raw("?day=")
                 page.text(LocalTime.day(p.start))
                 page.raw("\">")

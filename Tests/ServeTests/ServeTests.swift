@@ -334,7 +334,10 @@ struct ServeTests {
         let channelLinks = Set(home.text.components(separatedBy: "href=\"/channels/").dropFirst().map { String($0.prefix { $0 != "\"" }) })
         #expect(channelLinks.contains("markup.test") && channelLinks.contains("huge-markup.test") && channelLinks.count >= 10, "\(channelLinks)")
         for link in channelLinks {
-            let page = try curl(server.base + "/channels/" + link.replacingOccurrences(of: "&amp;", with: "&"))
+            // As a browser resolves it: a dot segment ("." or "..", `%2e` too) would leave /channels/.
+            let segment = link.replacingOccurrences(of: "%2e", with: ".", options: .caseInsensitive)
+            #expect(segment != "." && segment != "..", "/channels/\(link) is a dot segment: a browser would not get there")
+            let page = try curl(server.base + "/channels/" + link)
             expectInert(page, "/channels/\(link)")
         }
         let markupDay = try curl(server.base + "/channels/markup.test?day=" + LocalTime.day(Int64(thisHour() + 7200)))
