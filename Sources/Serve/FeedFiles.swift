@@ -56,7 +56,8 @@ public final class FeedFiles: @unchecked Sendable {
     /// The raw (still percent-encoded) rest of a request path after `/feeds/`, decoded once:
     /// nil when it does not name a servable file.
     public static func fileName(fromRawPath raw: Substring) -> String? {
-        let name = raw.isEmpty ? "index.html" : (String(raw).removingPercentEncoding ?? "")
+        // Most paths have no escape: decoding (Foundation) only when there is one.
+        let name = raw.isEmpty ? "index.html" : !raw.contains("%") ? String(raw) : (String(raw).removingPercentEncoding ?? "")
         return servableName(name) ? name : nil
     }
 

@@ -19,11 +19,24 @@ final class ServeMetrics: Sendable {
             help: "Time to answer a request.")
         edits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "saved")], help: "Edits saved or refused.")
         failedEdits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "refused")], help: "Edits saved or refused.")
+        var counters: [Int: Counter] = [:]
+        for status in [200, 303, 304, 400, 401, 403, 404, 409, 413, 500, 503] {
+            counters[status] = registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.")
+        }
+        requestCounters = counters
     }
+
+    /// The request counters of the usual statuses, made once: looking one up in the registry on
+    /// every request (a lock, a string, a dictionary) was a cost of its own under load.
+    private let requestCounters: [Int: Counter]
 
     func observe(status: Int, duration: Duration) {
         requestDuration.record(duration)
-        registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.").increment()
+        (requestCounters[status] ?? requestCounter(status)).increment()
+    }
+
+    private func requestCounter(_ status: Int) -> Counter {
+        registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.")
     }
 
     func countEdit(failed: Bool) { (failed ? failedEdits : edits).increment() }
