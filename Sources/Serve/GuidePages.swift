@@ -47,12 +47,14 @@ struct GuidePages: Sendable {
         let (channels, byChannel) = try await state.reads.read { context -> ([ChannelRow], [Int64: [ProgrammeRow]]) in
             let channels = try shownChannels(context)
             var byChannel: [Int64: [ProgrammeRow]] = [:]
-            // Everything that has not ended and starts within 12 hours, in one pass.
-            let cursor = try context.fetch("Programme", where: .and([.compare("stop", .greater, .date(now)), .compare("start", .less, .date(now + 12 * 3600))]),
-                                           orderBy: [SortKey("channel"), SortKey("start")], keys: ["channel", "start", "stop", "title", "subTitle"])
-            while let o = try cursor.next() {
-                guard let channel = o["channel"].integerValue, byChannel[channel, default: []].count < 2 else { continue }
-                byChannel[channel, default: []].append(Self.programme(o))
+            // Per shown channel, the first two that have not ended and start within 12 hours: the
+            // (channel, start) index finds them and no row past the second is read (one pass over
+            // every channel's next 12 hours read and dropped ten times as many, bench-serve's `/`).
+            for channel in channels {
+                let shown: ObjectPredicate = .and([.related("channel", ObjectID(entity: "Channel", rowID: channel.rowID)),
+                                                   .compare("stop", .greater, .date(now)), .compare("start", .less, .date(now + 12 * 3600))])
+                byChannel[channel.rowID] = try context.fetchAll("Programme", where: shown, orderBy: [SortKey("start")],
+                                                                keys: ["start", "stop", "title", "subTitle"], limit: 2).map(Self.programme)
             }
             return (channels, byChannel)
         }

@@ -248,20 +248,28 @@ struct ServeTests {
             var statuses: [Int: Int] = [:]
             var running = true
             var isRunning: Bool { lock.withLock { running } }
+            var answered: Int { lock.withLock { statuses.values.reduce(0, +) } }
             func record(_ status: Int) { lock.withLock { statuses[status, default: 0] += 1 } }
         }
         let tally = Tally(), base = server.base, clients = DispatchGroup()
+        // Threads of their own: the clients must not wait for the test runner's busy pools.
         for _ in 0..<4 {
-            DispatchQueue.global().async(group: clients) {
+            clients.enter()
+            Thread {
                 while tally.isRunning { tally.record((try? curl(base + "/"))?.status ?? 0) }
-            }
+                clients.leave()
+            }.start()
         }
+        let deadline = Date().addingTimeInterval(30)
+        while tally.answered < 4 && Date() < deadline { usleep(10_000) }   // the load is on
+        let before = tally.answered
         let r = try box.run(["run", "--config", "c.json", "--quiet", "--force"])
+        let during = tally.answered - before
         tally.lock.withLock { tally.running = false }
         clients.wait()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Array(tally.statuses.keys) == [200], "statuses during the run: \(tally.statuses)")
-        #expect(tally.statuses[200, default: 0] >= 4, "too few requests during the run: \(tally.statuses)")
+        #expect(during >= 1, "no request was answered while the run ran: \(tally.statuses)")
         let after = try curl(server.base + "/").text
         #expect(after.contains("Fresh \(onNow())<"))
         #expect(!after.contains("Show \(onNow())<"))
