@@ -216,15 +216,23 @@ enum LocalTime {
         return result
     }
 
+    /// `21:05`
     static func hourMinute(_ seconds: Int64) -> String {
         let t = parts(seconds)
-        return String(format: "%02d:%02d", t.tm_hour, t.tm_min)
+        return padded(t.tm_hour, 2) + ":" + padded(t.tm_min, 2)
     }
 
     /// `2026-11-22`
     static func day(_ seconds: Int64) -> String {
         let t = parts(seconds)
-        return String(format: "%04d-%02d-%02d", t.tm_year + 1900, t.tm_mon + 1, t.tm_mday)
+        return padded(t.tm_year + 1900, 4) + "-" + padded(t.tm_mon + 1, 2) + "-" + padded(t.tm_mday, 2)
+    }
+
+    /// `value` with leading zeros to `width` digits (Foundation's `String(format:)` cost more than
+    /// the rest of a guide row).
+    static func padded(_ value: Int32, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     static func startOfDay(containing seconds: Int64) -> Int64 {

@@ -3,8 +3,6 @@ import Hummingbird
 import Job
 import Listings
 import Logging
-import NIOCore
-import NIOPosix
 import ObjectGraph
 
 /// What every request shares: the options, the merged model, the read-only store, the feed
@@ -52,19 +50,6 @@ public enum ServeServer {
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tvimport"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
             logger: logger)
-    }
-
-    /// Makes SwiftNIO's event loops Swift's global executor, so that handlers run on the thread
-    /// that does their connection's I/O instead of hopping to the cooperative pool and back (two
-    /// thread switches a request; under load, the tail latency). Safe because nothing a handler
-    /// does blocks: SQLite and file loads go to the thread pool (BlockingWork.swift). Call it on
-    /// the main thread before the first task starts; false when that was too late.
-    ///
-    ///     ServeServer.runTasksOnEventLoops()
-    ///     Task { try await ServeServer.run(options: options) }
-    @discardableResult
-    public static func runTasksOnEventLoops() -> Bool {
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
 
     /// Serves until stopped by a signal.

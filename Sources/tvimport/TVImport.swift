@@ -371,7 +371,6 @@ enum ServeBlocking {
     static func run(_ options: ServeOptions) throws {
         let outcome = Outcome()
         let done = DispatchSemaphore(value: 0)
-        ServeServer.runTasksOnEventLoops()
         Task {
             do { try await ServeServer.run(options: options) } catch { outcome.error = error }
             done.signal()
