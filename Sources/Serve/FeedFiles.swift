@@ -38,8 +38,12 @@ public final class FeedFiles: @unchecked Sendable {
     /// Held while a file is read and compressed (rare: once per change of a file).
     private let loading = NSLock()
 
-    public init(directory: String) {
+    /// Called each time a file is compressed (once per new content; `/metrics` counts them).
+    private let onCompress: @Sendable () -> Void
+
+    public init(directory: String, onCompress: @escaping @Sendable () -> Void = {}) {
         self.directory = directory
+        self.onCompress = onCompress
     }
 
     /// A file name the exporter may write (`FeedExporter.fileName(for:)`): letters, digits, `.`,
@@ -101,8 +105,13 @@ public final class FeedFiles: @unchecked Sendable {
             guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { return nil }
             let bytes = [UInt8](data)
             let tag = "\"\(String(fnv1a64(bytes), radix: 16))-\(bytes.count)"
-            let gzipBody = previous.flatMap { $0.etag == tag + "\"" ? $0.gzipBody : nil }
-                ?? Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil }
+            let gzipBody: ByteBuffer?
+            if let previous, previous.etag == tag + "\"" {
+                gzipBody = previous.gzipBody
+            } else {
+                gzipBody = Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil }
+                onCompress()
+            }
             let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzipBody, etag: tag + "\"", gzipETag: tag + "-gz\"",
                               lastModified: identity.mtime, lastModifiedText: HTTPDate.format(identity.mtime), identity: identity)
             lock.withLock { entries[name] = entry }

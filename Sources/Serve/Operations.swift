@@ -11,6 +11,7 @@ final class ServeMetrics: Sendable {
     private let requestDuration: DurationHistogram
     private let edits: Counter
     private let failedEdits: Counter
+    private let feedCompressions: Counter
 
     init() {
         requestDuration = registry.makeDurationHistogram(
@@ -19,6 +20,8 @@ final class ServeMetrics: Sendable {
             help: "Time to answer a request.")
         edits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "saved")], help: "Edits saved or refused.")
         failedEdits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "refused")], help: "Edits saved or refused.")
+        feedCompressions = registry.makeCounter(name: "tvimport_serve_feed_compressions_total", labels: [],
+                                                help: "Feed files gzipped: once per new content, never per request.")
         var counters: [Int: Counter] = [:]
         for status in [200, 303, 304, 400, 401, 403, 404, 409, 413, 500, 503] {
             counters[status] = registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.")
@@ -40,6 +43,7 @@ final class ServeMetrics: Sendable {
     }
 
     func countEdit(failed: Bool) { (failed ? failedEdits : edits).increment() }
+    func countFeedCompression() { feedCompressions.increment() }
 }
 
 /// `/healthz` and `/metrics`, from the run log beside the database (Sources/Job/StoreAccess.swift,

@@ -24,9 +24,10 @@ final class ServeState: Sendable {
         // command does; served through a read-only connection after that.
         _ = try StoreAccess.open(path: options.database, model: model, mustExist: true)
         reads = try StoreReads(database: options.database, model: model)
-        feeds = FeedFiles(directory: options.feedsDirectory)
+        let metrics = ServeMetrics()
+        self.metrics = metrics
+        feeds = FeedFiles(directory: options.feedsDirectory, onCompress: { metrics.countFeedCompression() })
         sessions = Sessions(token: options.token)
-        metrics = ServeMetrics()
     }
 
     var canEdit: Bool { options.token != nil }

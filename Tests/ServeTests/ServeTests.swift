@@ -65,6 +65,47 @@ struct ServeTests {
         #expect(second.text == "<p>replaced</p>")
     }
 
+    /// gzip is made once per content, never per request: `/metrics` counts the compressions
+    /// while the same feed is fetched again and again, replaced by the same bytes (a new inode
+    /// and mtime, the same ETag), then by new ones.
+    @Test func aFeedIsCompressedOncePerContent() throws {
+        let box = try preparedSandbox()
+        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        func compressions() throws -> Int? {
+            let text = try curl(server.base + "/metrics").text
+            return text.split(separator: "\n").first { $0.hasPrefix("tvimport_serve_feed_compressions_total ") }
+                .flatMap { Int($0.split(separator: " ").last ?? "") }
+        }
+        #expect(try compressions() == 0)
+        let path = box.path("feeds/alpha.test.ics")
+        let url = server.base + "/feeds/alpha.test.ics"
+        var etags: Set<String> = []
+        for _ in 0..<10 {
+            let r = try curl(url, headers: ["Accept-Encoding": "gzip"])
+            #expect(r.status == 200 && r.headers["content-encoding"] == "gzip")
+            etags.insert(r.headers["etag"] ?? "")
+        }
+        #expect(etags.count == 1)
+        #expect(try compressions() == 1)
+
+        let bytes = try #require(FileManager.default.contents(atPath: path))
+        func replace(with data: Data) {
+            FileManager.default.createFile(atPath: path + ".tmp", contents: data)
+            #expect(rename(path + ".tmp", path) == 0)
+        }
+        replace(with: bytes)
+        let same = try curl(url, headers: ["Accept-Encoding": "gzip"])
+        #expect(same.status == 200 && same.headers["etag"] == etags.first)
+        #expect(try compressions() == 1, "the same bytes were compressed again")
+
+        replace(with: bytes + Data("X-EXTRA:1\r\n".utf8))
+        let changed = try curl(url, headers: ["Accept-Encoding": "gzip"])
+        #expect(changed.status == 200 && changed.headers["etag"] != etags.first)
+        #expect(try curl(url, headers: ["Accept-Encoding": "gzip"]).status == 200)
+        #expect(try compressions() == 2)
+        #expect(server.stop() == 0)
+    }
+
     @Test func noPathLeavesTheFeedDirectory() throws {
         let box = try preparedSandbox()
         try "SECRET-OUTSIDE".write(toFile: box.path("secret.ics"), atomically: true, encoding: .utf8)
