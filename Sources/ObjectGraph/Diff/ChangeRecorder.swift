@@ -289,6 +289,8 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// An insert's or a delete's references, from its row, with their targets' identifiers
         /// (resolved while the batch is read, so that writing needs nothing but the node).
         var rowReferences: [(name: String, reference: ObjectReference)] = []
+        /// Whether it sits in its owner's node (else among the roots).
+        var isNested = false
 
         init(plan: EntityPlan, id: [DiffValue], change: ChangeKind, row: [Value]? = nil) {
             self.plan = plan
@@ -546,9 +548,16 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// owner did not change itself), or among the roots.
         private mutating func attach(_ node: Node, _ id: ObjectID, ownerRow: Int64?) throws {
             if let existing = nodes[id] {
-                // Folded with a later change, an insert may no longer be a row: it needs its identifier.
+                // Folded with a later change, a row may no longer be one: it needs its identifier.
                 if existing.id.isEmpty { existing.id = try identity(of: id) }
+                let laterIsRow = node.id.isEmpty
                 existing.merge(node)
+                // A placeholder made for its members' sake (a cascade records members first) that
+                // then turns out inserted or deleted itself is a row again.
+                if laterIsRow && existing.row != nil && existing.change != .update && existing.attributes.isEmpty
+                    && existing.references.isEmpty && (existing.isNested ? existing.plan.isCompactNested : existing.plan.isCompactAtRoot) {
+                    existing.id = []
+                }
                 return
             }
             nodes[id] = node
@@ -556,6 +565,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 roots.append(node)
                 return
             }
+            node.isNested = true
             let ownerID = try concrete(ObjectID(entity: link.entity, rowID: ownerRow))
             let owner: Node
             if let existing = nodes[ownerID] {
