@@ -1,5 +1,5 @@
 // JSON written one way: every file and report tvimport writes as JSON goes through `JSONText`,
-// byte for byte what Foundation writes with sorted keys (see docs/design.md), without its cost.
+// byte for byte what Foundation writes with sorted keys, without its cost (docs/design.md#json).
 
 /// JSON text, written directly into a byte buffer: the same bytes Foundation's `JSONEncoder` and
 /// `JSONSerialization` write with sorted keys, without their cost (Foundation boxes every value

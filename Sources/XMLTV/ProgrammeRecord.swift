@@ -168,10 +168,11 @@ extension TapeReader {
 /// A staged record that cannot be read back: cut short, or its bytes changed on disk.
 public struct DamagedStagedRecord: Error, Sendable {}
 
-/// The one staging format, for every guide: a record is kept as the reader made it, its head
-/// followed by its tape (`ElementTape.swift`), so staging a guide not grouped by channel copies
-/// bytes and decodes nothing, and reading it back gives the same `ProgrammeRecord` a grouped
-/// guide hands the merge (decoded only where the merge needs its values).
+/// The one staging format, for every guide (docs/design.md#staging-a-guide-not-grouped-by-channel):
+/// a record is kept as the reader made it, its head followed by its tape (`ElementTape.swift`), so
+/// staging a guide not grouped by channel copies bytes and decodes nothing, and reading it back
+/// gives the same `ProgrammeRecord` a grouped guide hands the merge (decoded only where the merge
+/// needs its values).
 ///
 /// Layout, integers little-endian:
 ///   start i64, stop i64, has-stop u8, clump-index i64, clump-count i64, line i64,
