@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // Already under Hummingbird (the same version): serve's blocking reads go to its NIOThreadPool.
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
     ],
     targets: [
         // C libraries, each behind one small shim.
@@ -89,6 +91,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOPosix", package: "swift-nio"),
         ]),
 
         .executableTarget(name: "tvimport", dependencies: [

@@ -35,6 +35,9 @@ public struct JSONText: Sendable {
     /// Empties the text, keeping its buffer (for writing one line after another).
     public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
+    /// Cuts what was written after the first `count` bytes (a member that turned out empty).
+    public mutating func truncate(to count: Int) { bytes.removeLast(bytes.count - count) }
+
     // MARK: Syntax, for streaming writers
 
     /// Appends `text` as it is (punctuation, or JSON already written).

@@ -7,6 +7,9 @@ import Hummingbird
 /// when it changes (its inode, size or mtime), then served from memory. A 304 costs one `stat`;
 /// a 200, no copy and no compression per request.
 ///
+///     let feeds = FeedFiles(directory: "/var/www/tv")
+///     if let entry = try await feeds.entry("bbc1.uk.ics") { print(entry.etag) }
+///
 /// Only regular files directly inside the directory, named like the exporter names them
 /// (`FeedFiles.servableName`), are ever opened: a request path is decoded once and checked, never
 /// joined blindly to the directory.
@@ -32,9 +35,15 @@ public final class FeedFiles: @unchecked Sendable {
     public let directory: String
     private let lock = NSLock()
     private var entries: [String: Entry] = [:]
+    /// Held while a file is read and compressed (rare: once per change of a file).
+    private let loading = NSLock()
 
-    public init(directory: String) {
+    /// Called each time a file is compressed (once per new content; `/metrics` counts them).
+    private let onCompress: @Sendable () -> Void
+
+    public init(directory: String, onCompress: @escaping @Sendable () -> Void = {}) {
         self.directory = directory
+        self.onCompress = onCompress
     }
 
     /// A file name the exporter may write (`FeedExporter.fileName(for:)`): letters, digits, `.`,
@@ -51,34 +60,63 @@ public final class FeedFiles: @unchecked Sendable {
     /// The raw (still percent-encoded) rest of a request path after `/feeds/`, decoded once:
     /// nil when it does not name a servable file.
     public static func fileName(fromRawPath raw: Substring) -> String? {
-        let name = raw.isEmpty ? "index.html" : (String(raw).removingPercentEncoding ?? "")
+        // Most paths have no escape: decoding (Foundation) only when there is one.
+        let name = raw.isEmpty ? "index.html" : !raw.contains("%") ? String(raw) : (String(raw).removingPercentEncoding ?? "")
         return servableName(name) ? name : nil
     }
 
     /// The current entry of `name`, reloaded if the file changed; nil when it is not there (or
     /// not a regular file: a symbolic link is not followed out of the directory).
-    public func entry(_ name: String) -> Entry? {
+    ///
+    /// An unchanged file costs one `lstat` where the request is handled (every 304, and every 200
+    /// after the first). Reading, hashing and compressing a changed file block, so they run on the
+    /// thread pool (BlockingWork.swift), one file at a time: requests that arrive while a file
+    /// loads wait for that load instead of compressing it again.
+    public func entry(_ name: String) async throws -> Entry? {
         precondition(Self.servableName(name))
-        let path = directory + "/" + name
-        var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+        guard let identity = identity(of: name) else {
             lock.withLock { _ = entries.removeValue(forKey: name) }
             return nil
         }
-        let identity = FileIdentity(inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                                    mtime: Int64(info.st_mtim.tv_sec), mtimeNanoseconds: Int64(info.st_mtim.tv_nsec))
         if let known = lock.withLock({ entries[name] }), known.identity == identity { return known }
-        // The exporter replaces feeds by rename, so a file read now is whole.
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let bytes = [UInt8](data)
-        let hash = fnv1a64(bytes)
-        let gzip = Gzip.compress(bytes).flatMap { $0.count < bytes.count ? $0 : nil }
-        let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzip.map { ByteBuffer(bytes: $0) },
-                          etag: "\"\(String(hash, radix: 16))-\(bytes.count)\"",
-                          gzipETag: "\"\(String(hash, radix: 16))-\(bytes.count)-gz\"",
-                          lastModified: identity.mtime, lastModifiedText: HTTPDate.format(identity.mtime), identity: identity)
-        lock.withLock { entries[name] = entry }
-        return entry
+        return try await BlockingWork.run { self.load(name) }
+    }
+
+    /// Whether `name` is a regular file of the directory now (one `lstat`; nothing is read).
+    public func contains(_ name: String) -> Bool {
+        Self.servableName(name) && identity(of: name) != nil
+    }
+
+    private func identity(of name: String) -> FileIdentity? {
+        var info = stat()
+        guard lstat(directory + "/" + name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return FileIdentity(inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                            mtime: Int64(info.st_mtim.tv_sec), mtimeNanoseconds: Int64(info.st_mtim.tv_nsec))
+    }
+
+    /// Reads `name` into a new entry (on a pool thread). The gzip form is made once per content:
+    /// a file rewritten with the same bytes (the same ETag) keeps the compressed body it had.
+    private func load(_ name: String) -> Entry? {
+        loading.withLock {
+            guard let identity = identity(of: name) else { return nil }
+            let previous = lock.withLock { entries[name] }
+            if let previous, previous.identity == identity { return previous }   // loaded while this one waited
+            // The exporter replaces feeds by rename, so a file read now is whole.
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { return nil }
+            let bytes = [UInt8](data)
+            let tag = "\"\(String(fnv1a64(bytes), radix: 16))-\(bytes.count)"
+            let gzipBody: ByteBuffer?
+            if let previous, previous.etag == tag + "\"" {
+                gzipBody = previous.gzipBody
+            } else {
+                gzipBody = Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil }
+                onCompress()
+            }
+            let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzipBody, etag: tag + "\"", gzipETag: tag + "-gz\"",
+                              lastModified: identity.mtime, lastModifiedText: HTTPDate.format(identity.mtime), identity: identity)
+            lock.withLock { entries[name] = entry }
+            return entry
+        }
     }
 
     /// The names currently servable in the directory.

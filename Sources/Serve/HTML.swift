@@ -14,26 +14,57 @@ struct HTML {
 
     /// Escapes for element content and for double-quoted attribute values alike. Control
     /// characters other than tab and newline become U+FFFD (they are not allowed in HTML).
+    ///
+    /// Works on UTF-8 bytes: every byte to replace is ASCII or C1's lead byte 0xC2, and no such
+    /// byte occurs inside another character's sequence. Text with none of them (most) is
+    /// returned as it is, with no copy: building pages went mostly into escaping scalar by scalar.
     static func escape(_ value: String) -> String {
-        var result = ""
-        result.reserveCapacity(value.utf8.count)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            case "\t", "\n": result.unicodeScalars.append(scalar)
-            default:
-                if scalar.value < 0x20 || (scalar.value >= 0x7F && scalar.value < 0xA0) {
-                    result += "\u{FFFD}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
+        let utf8 = value.utf8
+        guard let first = utf8.firstIndex(where: needsEscaping) else { return value }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count + utf8.count / 8 + 16)
+        out.append(contentsOf: utf8[..<first])
+        let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]   // U+FFFD
+        var index = first
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            index = utf8.index(after: index)
+            switch byte {
+            case UInt8(ascii: "&"): out.append(contentsOf: "&amp;".utf8)
+            case UInt8(ascii: "<"): out.append(contentsOf: "&lt;".utf8)
+            case UInt8(ascii: ">"): out.append(contentsOf: "&gt;".utf8)
+            case UInt8(ascii: "\""): out.append(contentsOf: "&quot;".utf8)
+            case UInt8(ascii: "'"): out.append(contentsOf: "&#39;".utf8)
+            case 0x09, 0x0A: out.append(byte)
+            case 0x00..<0x20, 0x7F: out.append(contentsOf: replacement)
+            case 0xC2 where index != utf8.endIndex && (0x80...0x9F).contains(utf8[index]):
+                // U+0080...U+009F (C1 controls): two bytes.
+                out.append(contentsOf: replacement)
+                index = utf8.index(after: index)
+            default: out.append(byte)
             }
         }
-        return result
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Whether a UTF-8 byte may start something `escape` replaces.
+    private static func needsEscaping(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x09, 0x0A: false
+        case 0x00..<0x20, 0x7F, 0xC2, UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">"), UInt8(ascii: "\""), UInt8(ascii: "'"): true
+        default: false
+        }
+    }
+
+    /// `value` cut to its first `limit` characters and an ellipsis, so that no text from a feed
+    /// (a 9 MB title) makes a page big. Reads at most `limit` characters: counting a whole huge
+    /// string would cost as much as escaping it.
+    ///
+    ///     HTML.shortened("A long title", to: 6)   // "A long…"
+    static func shortened(_ value: String, to limit: Int) -> String {
+        guard value.utf8.count > limit else { return value }
+        let head = value.prefix(limit)
+        return head.endIndex == value.endIndex ? value : head + "…"
     }
 
     /// Percent-encodes a path segment or query value (RFC 3986 unreserved characters stay).

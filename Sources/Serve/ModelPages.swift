@@ -49,7 +49,7 @@ struct ModelPages: Sendable {
 
     // MARK: Many
 
-    func list(_ request: Request, entityName: String) throws -> Response {
+    func list(_ request: Request, entityName: String) async throws -> Response {
         guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
         let query = FormData(request.uri.query ?? "")
         let page = max(1, Int(query["page"] ?? "") ?? 1)
@@ -75,9 +75,10 @@ struct ModelPages: Sendable {
         }
         let columns = Self.columns(of: entity)
         let sort = (sortKey.map { [SortKey($0, ascending: !descending)] } ?? entity.identifier.filter { entity.rowIndex(of: $0) != nil }.map { SortKey($0) })
-        let (total, rows) = try state.store.read { context -> (Int, [FetchedObject]) in
-            let total = try context.count(entity.name, where: .and(predicates))
-            let cursor = try context.fetch(entity.name, where: .and(predicates), orderBy: sort, keys: columns,
+        let predicate = ObjectPredicate.and(predicates)
+        let (total, rows) = try await state.reads.read { context -> (Int, [FetchedObject]) in
+            let total = try context.count(entity.name, where: predicate)
+            let cursor = try context.fetch(entity.name, where: predicate, orderBy: sort, keys: columns,
                                            limit: page * Self.pageSize)
             var rows: [FetchedObject] = []
             var index = 0
@@ -161,9 +162,12 @@ struct ModelPages: Sendable {
         "/model/\(HTML.urlComponent(entity))/%23\(rowID)"
     }
 
-    static func shortened(_ text: String) -> String {
-        text.count > 120 ? String(text.prefix(119)) + "…" : text
-    }
+    /// A list cell or a member's label.
+    static func shortened(_ text: String) -> String { HTML.shortened(text, to: 120) }
+
+    /// A value shown (not edited) on an object's page: long enough for any real description,
+    /// short enough that a hostile feed cannot make the page megabytes long.
+    static let shownCharacters = 10_000
 
     func display(_ object: FetchedObject, key: String, entity: Entity) -> String {
         let value = object[key]
@@ -183,10 +187,10 @@ struct ModelPages: Sendable {
     }
 
     func detail(_ request: Request, entityName: String, rawID: Substring, message: (text: String, isError: Bool)? = nil,
-                status: HTTPResponse.Status = .ok) throws -> Response {
+                status: HTTPResponse.Status = .ok) async throws -> Response {
         guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
         struct Member { let entity: String, rowID: Int64, label: String }
-        let found = try state.store.read { context -> (FetchedObject, [String: [Member]], [String: Int])? in
+        let found = try await state.reads.read { context -> (FetchedObject, [String: [Member]], [String: Int])? in
             guard let id = try find(entity, rawID: rawID, context), let object = try context.object(id) else { return nil }
             let concrete = model.entity(id.entity) ?? entity
             var members: [String: [Member]] = [:], counts: [String: Int] = [:]
@@ -197,7 +201,8 @@ struct ModelPages: Sendable {
                 let keys = Self.columns(of: destination).filter { destination.attribute($0) != nil }.prefix(3)
                 members[relationship.name] = try context.fetchAll(destination.name, where: .related(inverse, id), keys: Array(keys),
                                                                   limit: Self.shownMembers).map { m in
-                    Member(entity: m.id.entity, rowID: m.id.rowID, label: keys.map { display(m, key: $0, entity: destination) }.joined(separator: " · "))
+                    Member(entity: m.id.entity, rowID: m.id.rowID,
+                           label: Self.shortened(keys.map { display(m, key: $0, entity: destination) }.joined(separator: " · ")))
                 }
             }
             return (object, members, counts)
@@ -233,7 +238,7 @@ struct ModelPages: Sendable {
                 if editing && isEditable(attribute, of: concrete) {
                     input(for: attribute, value: object[attribute.name], into: &html)
                 } else {
-                    html.text(display(object, key: attribute.name, entity: concrete))
+                    html.text(HTML.shortened(display(object, key: attribute.name, entity: concrete), to: Self.shownCharacters))
                 }
                 html.raw(" <small>")
                 html.text(attribute.type.rawValue + (attribute.isOptional ? "?" : "") + " · " + attribute.module)
@@ -346,7 +351,7 @@ struct ModelPages: Sendable {
         let form = try await Routes.form(request, limit: state.options.maxBodyBytes)
         if let refusal = authorize(request, form) { return refusal }
         guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
-        let current = try state.store.read { context -> FetchedObject? in
+        let current = try await state.reads.read { context -> FetchedObject? in
             try find(entity, rawID: rawID, context).flatMap { try context.object($0) }
         }
         guard let object = current else { return Pages.error(.notFound, "No such \(entity.name).") }
@@ -367,17 +372,22 @@ struct ModelPages: Sendable {
         }
         let path = Self.detailPath(entity: concrete.name, rowID: object.id.rowID)
         if assignments.isEmpty { return Pages.redirect(path) }
-        var edit = EditCommand(database: state.options.database, entityName: concrete.name, id: "#\(object.id.rowID)")
-        edit.assignments = assignments
-        edit.force = true   // isEditable has applied the stricter rule (the config's whitelists too)
-        edit.userModules = state.options.userModules
-        edit.recordsChange = true
+        let (database, entityName, id, userModules, finalAssignments) = (state.options.database, concrete.name, "#\(object.id.rowID)",
+                                                                           state.options.userModules, assignments)
         do {
-            _ = try edit.run()
+            // A write transaction and a change file: blocking, so on the thread pool.
+            _ = try await BlockingWork.run {
+                var edit = EditCommand(database: database, entityName: entityName, id: id)
+                edit.assignments = finalAssignments
+                edit.force = true   // isEditable has applied the stricter rule (the config's whitelists too)
+                edit.userModules = userModules
+                edit.recordsChange = true
+                _ = try edit.run()
+            }
         } catch let error as JobError {
             state.metrics.countEdit(failed: true)
             let status: HTTPResponse.Status = error.status == .tempFail ? .conflict : .badRequest
-            return try detail(request, entityName: concrete.name, rawID: Substring("%23\(object.id.rowID)"), message: (error.message, true), status: status)
+            return try await detail(request, entityName: concrete.name, rawID: Substring("%23\(object.id.rowID)"), message: (error.message, true), status: status)
         }
         state.metrics.countEdit(failed: false)
         return Pages.redirect(path)
@@ -391,7 +401,10 @@ struct ModelPages: Sendable {
         let result: String
         let failed: Bool
         do {
-            let (output, status) = redo ? try ApplyCommand.redo(database: state.options.database) : try ApplyCommand.undo(database: state.options.database)
+            let database = state.options.database
+            let (output, status) = try await BlockingWork.run {
+                redo ? try ApplyCommand.redo(database: database) : try ApplyCommand.undo(database: database)
+            }
             (result, failed) = (output, status != .success)
         } catch let error as JobError {
             (result, failed) = (error.message, true)

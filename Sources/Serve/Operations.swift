@@ -11,6 +11,7 @@ final class ServeMetrics: Sendable {
     private let requestDuration: DurationHistogram
     private let edits: Counter
     private let failedEdits: Counter
+    private let feedCompressions: Counter
 
     init() {
         requestDuration = registry.makeDurationHistogram(
@@ -19,14 +20,30 @@ final class ServeMetrics: Sendable {
             help: "Time to answer a request.")
         edits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "saved")], help: "Edits saved or refused.")
         failedEdits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "refused")], help: "Edits saved or refused.")
+        feedCompressions = registry.makeCounter(name: "tvimport_serve_feed_compressions_total", labels: [],
+                                                help: "Feed files gzipped: once per new content, never per request.")
+        var counters: [Int: Counter] = [:]
+        for status in [200, 303, 304, 400, 401, 403, 404, 409, 413, 500, 503] {
+            counters[status] = registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.")
+        }
+        requestCounters = counters
     }
+
+    /// The request counters of the usual statuses, made once: looking one up in the registry on
+    /// every request (a lock, a string, a dictionary) was a cost of its own under load.
+    private let requestCounters: [Int: Counter]
 
     func observe(status: Int, duration: Duration) {
         requestDuration.record(duration)
-        registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.").increment()
+        (requestCounters[status] ?? requestCounter(status)).increment()
+    }
+
+    private func requestCounter(_ status: Int) -> Counter {
+        registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.")
     }
 
     func countEdit(failed: Bool) { (failed ? failedEdits : edits).increment() }
+    func countFeedCompression() { feedCompressions.increment() }
 }
 
 /// `/healthz` and `/metrics`, from the run log beside the database (Sources/Job/StoreAccess.swift,
@@ -35,15 +52,18 @@ struct Operations: Sendable {
     let state: ServeState
 
     /// The last run that was not a dry run or a read, if any.
-    func lastRun() -> RunLog.Entry? {
-        RunLog.last(database: state.options.database, limit: 50).first { !$0.dryRun && ($0.command == "run" || $0.command == "import") }
+    func lastRun() async throws -> RunLog.Entry? {
+        let database = state.options.database
+        return try await BlockingWork.run {
+            RunLog.last(database: database, limit: 50).first { !$0.dryRun && ($0.command == "run" || $0.command == "import") }
+        }
     }
 
     /// 200 when the last run succeeded and finished less than `healthMaxAgeSeconds` ago, else 503,
     /// with one line saying why.
-    func health() -> Response {
+    func health() async throws -> Response {
         let now = Int64(Date().timeIntervalSince1970)
-        guard let run = lastRun() else { return Pages.text("no run recorded yet\n", status: .serviceUnavailable) }
+        guard let run = try await lastRun() else { return Pages.text("no run recorded yet\n", status: .serviceUnavailable) }
         let age = now - run.finished
         if run.exitCode != 0 {
             return Pages.text("last \(run.command) failed (exit \(run.exitCode)) at \(UTCTime.iso8601(run.finished)): \(run.outcome)\n", status: .serviceUnavailable)
@@ -56,10 +76,11 @@ struct Operations: Sendable {
 
     /// Prometheus text: the last run of each command (time, duration, exit code), object counts
     /// per entity and per source, and the server's own metrics.
-    func metrics() throws -> Response {
+    func metrics() async throws -> Response {
         let registry = state.metrics.registry
         var latest: [String: RunLog.Entry] = [:]
-        for entry in RunLog.last(database: state.options.database, limit: 200) where !entry.dryRun && latest[entry.command] == nil {
+        let database = state.options.database
+        for entry in try await BlockingWork.run({ RunLog.last(database: database, limit: 200) }) where !entry.dryRun && latest[entry.command] == nil {
             latest[entry.command] = entry
         }
         for (command, entry) in latest {
@@ -69,7 +90,7 @@ struct Operations: Sendable {
             registry.makeGauge(name: "tvimport_last_run_exit_code", labels: labels, help: "The exit code of the last run of each command (0: success).").set(Double(entry.exitCode))
         }
         let model = state.model
-        let (counts, bySource) = try state.store.read { context -> ([String: Int], [String: [String: Int]]) in
+        let (counts, bySource) = try await state.reads.read { context -> ([String: Int], [String: [String: Int]]) in
             var counts: [String: Int] = [:]
             for entity in model.entities { counts[entity.name] = try context.count(entity.name) }
             var bySource: [String: [String: Int]] = [:]

@@ -10,8 +10,9 @@ import ObjectGraph
 final class ServeState: Sendable {
     let options: ServeOptions
     let model: ObjectModel
-    /// A read-only connection (WAL): `run` writes beside it, and each read sees its last commit.
-    let store: Store
+    /// Read-only connections (WAL), used on NIO's thread pool (BlockingWork.swift): `run` writes
+    /// beside them, and each read sees its last commit.
+    let reads: StoreReads
     let feeds: FeedFiles
     let sessions: Sessions
     let metrics: ServeMetrics
@@ -22,14 +23,11 @@ final class ServeState: Sendable {
         // Opened once for writing so that a database of an older model is migrated, as every
         // command does; served through a read-only connection after that.
         _ = try StoreAccess.open(path: options.database, model: model, mustExist: true)
-        do {
-            store = try Store(path: options.database, model: model, readOnly: true)
-        } catch {
-            throw JobError(.cannotCreate, "cannot open \(options.database) for reading: \(error)")
-        }
-        feeds = FeedFiles(directory: options.feedsDirectory)
+        reads = try StoreReads(database: options.database, model: model)
+        let metrics = ServeMetrics()
+        self.metrics = metrics
+        feeds = FeedFiles(directory: options.feedsDirectory, onCompress: { metrics.countFeedCompression() })
         sessions = Sessions(token: options.token)
-        metrics = ServeMetrics()
     }
 
     var canEdit: Bool { options.token != nil }
@@ -80,13 +78,22 @@ struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             response = Pages.error(error.status, error.body ?? error.status.reasonPhrase)
         }
-        response.headers[.init("Content-Security-Policy")!] = Self.contentSecurityPolicy
-        response.headers[.init("X-Content-Type-Options")!] = "nosniff"
-        response.headers[.init("X-Frame-Options")!] = "DENY"
-        response.headers[.init("Referrer-Policy")!] = "same-origin"
+        response.headers[SecurityHeaders.contentSecurityPolicy] = Self.contentSecurityPolicy
+        response.headers[SecurityHeaders.contentTypeOptions] = "nosniff"
+        response.headers[SecurityHeaders.frameOptions] = "DENY"
+        response.headers[SecurityHeaders.referrerPolicy] = "same-origin"
         metrics.observe(status: response.status.code, duration: ContinuousClock.now - started)
         return response
     }
+}
+
+/// The names of the headers `ResponseHeadersMiddleware` adds, checked once (a generic type
+/// cannot hold them as static constants).
+enum SecurityHeaders {
+    static let contentSecurityPolicy = HTTPFields.Element.Name("Content-Security-Policy")!
+    static let contentTypeOptions = HTTPFields.Element.Name("X-Content-Type-Options")!
+    static let frameOptions = HTTPFields.Element.Name("X-Frame-Options")!
+    static let referrerPolicy = HTTPFields.Element.Name("Referrer-Policy")!
 }
 
 /// Small response makers shared by the pages.
@@ -123,17 +130,17 @@ struct Routes: Sendable {
                      body: .init(byteBuffer: ByteBuffer(string: HTML.styleSheet)))
         }
         // The router takes /feeds and /feeds/ for one path; index.html's relative links need the slash.
-        router.get("/feeds") { request, _ in request.uri.path.hasSuffix("/") ? feed(request) : Pages.redirect("/feeds/") }
-        router.get("/feeds/**") { request, _ in feed(request) }
+        router.get("/feeds") { request, _ in request.uri.path.hasSuffix("/") ? try await feed(request) : Pages.redirect("/feeds/") }
+        router.get("/feeds/**") { request, _ in try await feed(request) }
         let guide = GuidePages(state: state)
-        router.get("/") { request, _ in try guide.nowAndNext(request) }
-        router.get("/channels/:id") { request, context in try guide.channel(request, id: context.parameters.require("id")) }
-        router.get("/search") { request, _ in try guide.search(request) }
+        router.get("/") { request, _ in try await guide.nowAndNext(request) }
+        router.get("/channels/:id") { request, context in try await guide.channel(request, id: context.parameters.require("id")) }
+        router.get("/search") { request, _ in try await guide.search(request) }
         let model = ModelPages(state: state)
         router.get("/model") { request, _ in model.index(request) }
-        router.get("/model/:entity") { request, context in try model.list(request, entityName: context.parameters.require("entity")) }
+        router.get("/model/:entity") { request, context in try await model.list(request, entityName: context.parameters.require("entity")) }
         router.get("/model/:entity/**") { request, context in
-            try model.detail(request, entityName: context.parameters.require("entity"), rawID: Self.rest(of: request, after: 2))
+            try await model.detail(request, entityName: context.parameters.require("entity"), rawID: Self.rest(of: request, after: 2))
         }
         router.post("/model/:entity/**") { request, context in
             try await model.save(request, entityName: context.parameters.require("entity"), rawID: Self.rest(of: request, after: 2))
@@ -149,8 +156,8 @@ struct Routes: Sendable {
             return response
         }
         let operations = Operations(state: state)
-        router.get("/healthz") { _, _ in operations.health() }
-        router.get("/metrics") { _, _ in try operations.metrics() }
+        router.get("/healthz") { _, _ in try await operations.health() }
+        router.get("/metrics") { _, _ in try await operations.metrics() }
     }
 
     /// The raw path after its first `components` segments (still percent-encoded):
@@ -166,9 +173,9 @@ struct Routes: Sendable {
 
     // MARK: Feeds
 
-    func feed(_ request: Request) -> Response {
+    func feed(_ request: Request) async throws -> Response {
         guard let name = FeedFiles.fileName(fromRawPath: Self.rest(of: request, after: 1)),
-              let entry = state.feeds.entry(name) else {
+              let entry = try await state.feeds.entry(name) else {
             return Pages.error(.notFound, "No such feed.")
         }
         let acceptsGzip = request.headers[.acceptEncoding].map(Self.acceptsGzip) ?? false

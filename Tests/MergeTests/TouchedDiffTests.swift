@@ -115,6 +115,31 @@ import XMLTVImport
         #expect(nonEmpty >= 5, "the guides must really change")
     }
 
+    /// A first import is written as compact rows (`CompactRows`): no per-object identifier or
+    /// attribute names, and read back as the full diff says it.
+    @Test func aFirstImportIsWrittenAsCompactRows() throws {
+        let h = try Harness()
+        let before = try h.store.copy(toPath: h.dir.path + "/before.sqlite")
+        let recorder = try ChangeRecorder(model: h.store.model, path: h.dir.path + "/changes.json")
+        h.store.addObserver(recorder)
+        var p = GP(channel: "c0", start: base, stop: base + hour, title: "Film")
+        p.credits = [("actor", "Ann"), ("director", "Cy")]
+        p.categories = [("Drama", "en")]
+        _ = try h.run(channels: ["c0"], [p, GP(channel: "c0", start: base + hour, stop: base + 2 * hour, title: "News")], force: true)
+        try recorder.finish()
+        let text = try String(contentsOfFile: recorder.path, encoding: .utf8)
+        #expect(text.contains("\"rows\":{\"Category\":{\"columns\":"))
+        for entity in ["Programme", "Credit", "Category"] {
+            #expect(text.contains("\"entityName\":\"\(entity)\",\"rows\":[["), "\(entity) inserts are rows")
+            #expect(!text.contains("\"entityName\":\"\(entity)\",\"id\""), "nested inserts carry no identifier")
+        }
+        #expect(!text.contains("\"title\":{\"new\""), "inserts carry no {\"new\": ...} wrappers")
+        let recorded = try ChangeDocument(contentsOfFile: recorder.path).squashed()
+        let full = try GraphDiff(model: h.store.model).diff(from: before, to: h.store)
+        #expect(Self.normalised(recorded.changes) == Self.normalised(full.changes))
+        #expect(recorded.objectCount == 1 + 2 + 2 + 1)
+    }
+
     @Test func aRolledBackTransactionLeavesNothingInTheFile() throws {
         let h = try Harness()
         let recorder = try ChangeRecorder(model: h.store.model, path: h.dir.path + "/changes.json")

@@ -23,16 +23,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private var plans: [String: EntityPlan] = [:]
     private let model: ObjectModel
     private let lock = NSLock()
-    private var file: FileHandle?
-    private var buffer: [UInt8] = []
-    /// Bytes written to the file, and in all (file and buffer).
-    private var flushed: UInt64 = 0
-    private var written: UInt64 = 0
-    /// The length and node count at the last commit: a rollback goes back there.
-    private var savedLength: UInt64 = 0
-    private var savedNodes = 0
-    private var nodes = 0
     private var isOpen = true
+    /// The document's bytes are made and written on a thread of their own (`DocumentWriter`):
+    /// serialising a batch costs about as much as reading it, and the merge goes on meanwhile.
+    /// At most `maxPendingBatches` wait for it, so memory stays bounded when the disk is slow.
+    private let writer: DocumentWriter
+    private let queue = DispatchQueue(label: "ObjectGraph.ChangeRecorder")
+    private static let maxPendingBatches = 8
+    private let pendingBatches = DispatchSemaphore(value: ChangeRecorder.maxPendingBatches)
     /// Identifiers rendered so far, by object (row ids are never reused).
     private var identities: [ObjectID: [DiffValue]] = [:]
 
@@ -53,11 +51,33 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw ObjectGraphError.invalidOperation("cannot create the change file \(path)")
         }
-        file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        writer = DocumentWriter(path: path, file: try FileHandle(forWritingTo: URL(fileURLWithPath: path)))
         var text = JSONText()
-        text.appendDocumentHead(model: fingerprint)
-        append(text.bytes)
-        savedLength = written
+        text.raw("{")
+        text.key("model")
+        text.append(string: fingerprint)
+        text.raw(",")
+        // The columns and identifier keys of each entity written as compact rows (`CompactRows`).
+        let compact = model.entities.compactMap { e in plans[e.name].flatMap { $0.isCompactNested ? ($0, e.name) : nil } }
+        if !compact.isEmpty {
+            text.key("rows")
+            text.raw("{")
+            for (i, (plan, name)) in compact.sorted(by: { $0.1 < $1.1 }).enumerated() {
+                if i > 0 { text.raw(",") }
+                text.key(name)
+                text.raw("{")
+                text.key("columns")
+                text.array(plan.rowColumns) { $0.append(string: $1.name) }
+                text.raw(",")
+                text.key("id")
+                text.array(plan.identifier) { $0.append(string: $1.key) }
+                text.raw("}")
+            }
+            text.raw("},")
+        }
+        text.key("changes")
+        text.raw("[")
+        writer.head(text.bytes)
     }
 
     /// Changes of every entity; no member lists (a member's change names its owner).
@@ -69,31 +89,103 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         try lock.withLock {
             guard isOpen else { return }
+            // A failed write fails the transaction that is still open, as a failed insert would.
+            if let error = writer.failure { throw error }
             // Bounded between batches (never inside one: its references are looked up there).
             if identities.count > 200_000 { identities.removeAll(keepingCapacity: true) }
-            let batch = try BatchTree(recorder: self, context: context, changes: changes)
-            var text = JSONText()
-            for root in batch.roots {
-                text.removeAll()
-                root.write(into: &text, recorder: self)
-                if nodes > 0 { append(Array(",".utf8)) }
-                append(text.bytes)
-                nodes += 1
-                if buffer.count > 1 << 20 { try flush() }
+            let roots = try BatchTree(recorder: self, context: context, changes: changes).roots
+            guard !roots.isEmpty else { return }
+            pendingBatches.wait()
+            queue.async { [writer, pendingBatches] in
+                writer.write(roots)
+                pendingBatches.signal()
             }
         }
     }
 
     public func contextDidSave(_ summary: ChangeSummary) {
         lock.withLock {
-            savedLength = written
-            savedNodes = nodes
+            guard isOpen else { return }
+            queue.async { [writer] in writer.save() }
         }
     }
 
     public func contextDidRollBack() {
         lock.withLock {
             guard isOpen else { return }
+            queue.async { [writer] in writer.rollBack() }
+        }
+    }
+
+    /// Ends the document, synced to disk, and stops recording; returns how many root nodes it
+    /// holds (0: nothing changed).
+    @discardableResult
+    public func finish() throws -> Int {
+        try lock.withLock {
+            let wasOpen = isOpen
+            isOpen = false
+            return try queue.sync { try writer.finish(wasOpen: wasOpen) }
+        }
+    }
+
+    /// Stops recording and removes the file.
+    public func discard() {
+        lock.withLock {
+            isOpen = false
+            queue.sync { writer.discard() }
+        }
+    }
+
+    /// The document's bytes and file, used only on the recorder's queue (`finish` and `discard`
+    /// wait for it), but for `failure`, which the recording thread reads.
+    private final class DocumentWriter: @unchecked Sendable {
+        let path: String
+        private var file: FileHandle?
+        private var buffer: [UInt8] = []
+        private var text = JSONText()
+        /// Bytes written to the file, and in all (file and buffer).
+        private var flushed: UInt64 = 0
+        private var written: UInt64 = 0
+        /// The length and node count at the last commit: a rollback goes back there.
+        private var savedLength: UInt64 = 0
+        private var savedNodes = 0
+        private var nodes = 0
+        private let failureLock = NSLock()
+        private var firstFailure: (any Error)?
+
+        init(path: String, file: FileHandle) {
+            self.path = path
+            self.file = file
+        }
+
+        var failure: (any Error)? { failureLock.withLock { firstFailure } }
+
+        func head(_ bytes: [UInt8]) {
+            append(bytes)
+            savedLength = written
+        }
+
+        func write(_ roots: [Node]) {
+            guard file != nil, failure == nil else { return }
+            Node.forEachRun(roots) { run in
+                text.removeAll()
+                Node.write(run, into: &text)
+                if nodes > 0 { append(Array(",".utf8)) }
+                append(text.bytes)
+                nodes += 1
+            }
+            if buffer.count > 1 << 20 {
+                do { try flush() } catch { failureLock.withLock { firstFailure = firstFailure ?? error } }
+            }
+        }
+
+        func save() {
+            savedLength = written
+            savedNodes = nodes
+        }
+
+        func rollBack() {
+            guard file != nil else { return }
             if savedLength >= flushed {
                 buffer.removeLast(Int(written - savedLength))
             } else {
@@ -105,15 +197,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             written = savedLength
             nodes = savedNodes
         }
-    }
 
-    /// Ends the document, synced to disk, and stops recording; returns how many root nodes it
-    /// holds (0: nothing changed).
-    @discardableResult
-    public func finish() throws -> Int {
-        try lock.withLock {
-            guard isOpen else { return savedNodes }
-            isOpen = false
+        func finish(wasOpen: Bool) throws -> Int {
+            guard wasOpen, file != nil else { return savedNodes }
+            if let failure { throw failure }
             append(Array("]}".utf8))
             try flush()
             try file?.synchronize()
@@ -121,28 +208,24 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             file = nil
             return nodes
         }
-    }
 
-    /// Stops recording and removes the file.
-    public func discard() {
-        lock.withLock {
-            isOpen = false
+        func discard() {
             try? file?.close()
             file = nil
             try? FileManager.default.removeItem(atPath: path)
         }
-    }
 
-    private func append(_ bytes: [UInt8]) {
-        buffer.append(contentsOf: bytes)
-        written += UInt64(bytes.count)
-    }
+        private func append(_ bytes: [UInt8]) {
+            buffer.append(contentsOf: bytes)
+            written += UInt64(bytes.count)
+        }
 
-    private func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try file?.write(contentsOf: buffer)
-        flushed += UInt64(buffer.count)
-        buffer.removeAll(keepingCapacity: true)
+        private func flush() throws {
+            guard !buffer.isEmpty else { return }
+            try file?.write(contentsOf: buffer)
+            flushed += UInt64(buffer.count)
+            buffer.removeAll(keepingCapacity: true)
+        }
     }
 
     // MARK: One batch as trees of nodes
@@ -160,6 +243,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         let references: [(name: String, destination: String, index: Int)]
         let owner: (entity: String, relationship: String, key: String, index: Int)?
         let identifier: [(key: String, index: Int, destination: String?)]
+        /// Whether its inserts are written as compact rows (`CompactRows`) when nested in their
+        /// owner's node, and at the top level: every identifier key is a column of the row, or
+        /// (nested only) the key to the owner, whose identifier the nesting gives.
+        let isCompactNested: Bool
+        let isCompactAtRoot: Bool
+        /// A compact row's columns: the attributes that always have a value first, the rest in
+        /// the model's order, so that a row without relationships ends at its last value.
+        let rowColumns: [(name: String, index: Int)]
 
         init(_ entity: Entity, schema: DiffSchema, owner: (owner: String, relationship: String, key: String)?) throws {
             self.entity = entity
@@ -170,16 +261,26 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             references = schema.references(entity).filter { $0.name != owner?.key }
                 .compactMap { r in position[r.name].map { (r.name, r.destination, $0) } }.sorted { $0.name < $1.name }
             self.owner = owner.flatMap { o in position[o.key].map { (o.owner, o.relationship, o.key, $0) } }
-            identifier = try schema.identifier(entity).compactMap { key in
+            let identifierKeys = try schema.identifier(entity)
+            identifier = identifierKeys.compactMap { key in
                 position[key].map { (key, $0, entity.relationship(key)?.destination) }
             }
+            rowColumns = attributes.sorted { a, b in
+                let (aOptional, bOptional) = (entity.attribute(a.name)?.isOptional ?? true, entity.attribute(b.name)?.isOptional ?? true)
+                return aOptional != bOptional ? !aOptional : a.index < b.index
+            }
+            let columns = comparedNames, ownerKey = self.owner?.key
+            isCompactAtRoot = identifier.count == identifierKeys.count && identifierKeys.allSatisfy { columns.contains($0) }
+            isCompactNested = identifier.count == identifierKeys.count
+                && identifierKeys.allSatisfy { columns.contains($0) || $0 == ownerKey }
         }
     }
 
     /// A node being built: an object's change, its members' nodes nested.
-    final class Node {
+    final class Node: @unchecked Sendable {   // handed to the writer whole, never changed after
         let plan: EntityPlan
-        let id: [DiffValue]
+        /// Empty for a compact insert or delete (`CompactRows`): its identifier is read from its row.
+        var id: [DiffValue]
         var change: ChangeKind
         /// An insert's new row or a delete's old one (`plan.rowKeys` order): attributes and
         /// references are written straight from it.
@@ -188,6 +289,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         var attributes: [String: AttributeChange] = [:]
         var references: [String: RelationshipDiff] = [:]
         var members: [(relationship: String, nodes: [Node])] = []
+        /// An insert's or a delete's references, from its row, with their targets' identifiers
+        /// (resolved while the batch is read, so that writing needs nothing but the node).
+        var rowReferences: [(name: String, reference: ObjectReference)] = []
 
         init(plan: EntityPlan, id: [DiffValue], change: ChangeKind, row: [Value]? = nil) {
             self.plan = plan
@@ -210,6 +314,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             if change == .update && later.change != .update && attributes.isEmpty && references.isEmpty {
                 change = later.change
                 row = later.row
+                rowReferences = later.rowReferences
             } else if later.row != nil {
                 later.materialize()
             }
@@ -228,10 +333,11 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 attributes[name] = change == .delete ? AttributeChange(old: row[index], new: .null) : AttributeChange(old: .null, new: row[index])
             }
             self.row = nil
+            rowReferences = []
         }
 
         /// The node as `ObjectDiff`'s JSON (compact: no null side), keys in sorted order.
-        func write(into text: inout JSONText, recorder: ChangeRecorder) {
+        func write(into text: inout JSONText) {
             text.raw("{")
             if let row {
                 var first = true
@@ -268,47 +374,102 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw(",")
             text.key("id")
             text.array(id) { $0.append($1) }
-            // Relationships: references (from the row, or an update's) and members, by name.
-            if members.isEmpty && references.isEmpty && (row == nil || plan.references.isEmpty) {
-                text.raw("}")
+            writeRelationships(into: &text, after: ",\"relationships\":")
+            text.raw("}")
+        }
+
+        /// A compact insert or delete: its row's values in `plan.rowColumns` order (dates as seconds), then
+        /// its relationships when it has any; without relationships, trailing nulls are left out.
+        func writeRow(into text: inout JSONText) {
+            guard let row else { return }
+            text.raw("[")
+            let start = text.bytes.count
+            var written = 0
+            for (i, (_, index)) in plan.rowColumns.enumerated() {
+                if i > 0 { text.raw(",") }
+                let value = row[index]
+                if case .date(let seconds) = value {
+                    text.raw("{\"date\":")
+                    text.append(integer: seconds)
+                    text.raw("}")
+                } else {
+                    text.append(DiffValue(value))
+                }
+                if !value.isNull { written = text.bytes.count }
+            }
+            if !writeRelationships(into: &text, after: ",") {
+                text.truncate(to: max(written, start))
+            }
+            text.raw("]")
+        }
+
+        /// Nodes as array elements: each run of compact rows of one entity and change as one node of rows.
+        static func write(_ run: ArraySlice<Node>, into text: inout JSONText) {
+            guard let first = run.first, first.id.isEmpty else {
+                run.first?.write(into: &text)
                 return
             }
-            var names: [String] = members.map(\.relationship) + references.keys
-            var rowReferences: [(name: String, reference: ObjectReference)] = []
-            if let row {
-                for (name, destination, index) in plan.references {
-                    guard let target = row[index].integerValue,
-                          let id = recorder.identities[ObjectID(entity: destination, rowID: target)] else { continue }
-                    rowReferences.append((name, ObjectReference(entityName: destination, id: id)))
-                    names.append(name)
-                }
+            text.raw("{")
+            text.key("change")
+            text.append(string: first.change.rawValue)
+            text.raw(",")
+            text.key("entityName")
+            text.append(string: first.plan.entity.name)
+            text.raw(",")
+            text.key("rows")
+            text.raw("[")
+            for (i, node) in run.enumerated() {
+                if i > 0 { text.raw(",") }
+                node.writeRow(into: &text)
             }
-            if !names.isEmpty {
-                names.sort()
-                text.raw(",")
-                text.key("relationships")
-                text.raw("{")
-                for (i, name) in names.enumerated() {
-                    if i > 0 { text.raw(",") }
-                    text.key(name)
-                    if let m = members.first(where: { $0.relationship == name }) {
-                        text.raw("{\"members\":[")
-                        for (j, node) in m.nodes.enumerated() {
-                            if j > 0 { text.raw(",") }
-                            node.write(into: &text, recorder: recorder)
-                        }
-                        text.raw("]}")
-                    } else if let r = rowReferences.first(where: { $0.name == name }) {
-                        text.raw(change == .delete ? "{\"removed\":[" : "{\"added\":[")
-                        text.append(r.reference)
-                        text.raw("]}")
-                    } else if let r = references[name] {
-                        text.append(r, compact: true)
-                    }
+            text.raw("]}")
+        }
+
+        /// Splits `nodes` into what `write(_:into:)` writes as one element: a run of
+        /// compact rows of one entity and change, or a single node.
+        static func forEachRun(_ nodes: [Node], _ body: (ArraySlice<Node>) throws -> Void) rethrows {
+            var start = 0
+            while start < nodes.count {
+                var end = start + 1
+                if nodes[start].id.isEmpty {
+                    while end < nodes.count && nodes[end].id.isEmpty && nodes[end].plan.entity === nodes[start].plan.entity
+                            && nodes[end].change == nodes[start].change { end += 1 }
                 }
-                text.raw("}")
+                try body(nodes[start..<end])
+                start = end
+            }
+        }
+
+        /// The relationships as an object, by name, when there are any; returns whether it wrote.
+        @discardableResult
+        private func writeRelationships(into text: inout JSONText, after separator: StaticString) -> Bool {
+            if members.isEmpty && references.isEmpty && rowReferences.isEmpty { return false }
+            let names = (members.map(\.relationship) + references.keys + rowReferences.map(\.name)).sorted()
+            if names.isEmpty { return false }
+            text.raw(separator)
+            text.raw("{")
+            for (i, name) in names.enumerated() {
+                if i > 0 { text.raw(",") }
+                text.key(name)
+                if let m = members.first(where: { $0.relationship == name }) {
+                    text.raw("{\"members\":[")
+                    var j = 0
+                    Node.forEachRun(m.nodes) { run in
+                        if j > 0 { text.raw(",") }
+                        j += 1
+                        Node.write(run, into: &text)
+                    }
+                    text.raw("]}")
+                } else if let r = rowReferences.first(where: { $0.name == name }) {
+                    text.raw(change == .delete ? "{\"removed\":[" : "{\"added\":[")
+                    text.append(r.reference)
+                    text.raw("]}")
+                } else if let r = references[name] {
+                    text.append(r, compact: true)
+                }
             }
             text.raw("}")
+            return true
         }
     }
 
@@ -343,12 +504,16 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             switch change.kind {
             case .insert, .delete:
                 guard let row = known[change.id] else { return }
-                let node = Node(plan: plan, id: try identity(of: change.id), change: change.kind, row: row)
-                // References are written from the row: their targets' identities must be known.
-                for (_, destination, index) in plan.references {
-                    if let target = row[index].integerValue { _ = try identity(of: ObjectID(entity: destination, rowID: target)) }
+                // A compact insert or delete is written without its identifier (its row and nesting give it).
+                let ownerRow = plan.owner.flatMap { row[$0.index].integerValue }
+                let compact = ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested
+                let node = Node(plan: plan, id: compact ? [] : try identity(of: change.id), change: change.kind, row: row)
+                for (name, destination, index) in plan.references {
+                    guard let target = row[index].integerValue else { continue }
+                    let reference = ObjectReference(entityName: destination, id: try identity(of: ObjectID(entity: destination, rowID: target)))
+                    node.rowReferences.append((name, reference))
                 }
-                try attach(node, change.id, ownerRow: plan.owner.flatMap { row[$0.index].integerValue })
+                try attach(node, change.id, ownerRow: ownerRow)
             case .update:
                 var attributes: [String: AttributeChange] = [:]
                 var references: [String: RelationshipDiff] = [:]
@@ -384,6 +549,8 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// owner did not change itself), or among the roots.
         private mutating func attach(_ node: Node, _ id: ObjectID, ownerRow: Int64?) throws {
             if let existing = nodes[id] {
+                // Folded with a later change, an insert may no longer be a row: it needs its identifier.
+                if existing.id.isEmpty { existing.id = try identity(of: id) }
                 existing.merge(node)
                 return
             }

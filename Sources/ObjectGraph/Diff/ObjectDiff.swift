@@ -90,7 +90,7 @@ public struct RelationshipDiff: Sendable, Codable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        members = try c.decodeIfPresent([ObjectDiff].self, forKey: .members) ?? []
+        members = try c.decodeIfPresent(NodeList.self, forKey: .members)?.nodes ?? []
         added = try c.decodeIfPresent([ObjectReference].self, forKey: .added) ?? []
         removed = try c.decodeIfPresent([ObjectReference].self, forKey: .removed) ?? []
     }
@@ -228,13 +228,22 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
         self.changes = changes
     }
 
-    private enum CodingKeys: String, CodingKey { case model, excluded, changes }
+    private enum CodingKeys: String, CodingKey { case model, excluded, changes, rows }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         model = try c.decode(String.self, forKey: .model)
         excluded = try c.decodeIfPresent([String].self, forKey: .excluded) ?? []
-        changes = try c.decode([ObjectDiff].self, forKey: .changes)
+        // Compact rows (see `CompactRows`): their columns are read before the changes that use them.
+        let forms = try c.decodeIfPresent([String: CompactRows.Form].self, forKey: .rows) ?? [:]
+        if !forms.isEmpty {
+            guard let box = decoder.userInfo[CompactRows.formsKey] as? CompactRows.FormsBox else {
+                throw DecodingError.dataCorruptedError(forKey: .rows, in: c, debugDescription: "a change document with compact rows is read with ChangeDocument(jsonData:)")
+            }
+            box.forms = forms
+        }
+        changes = try c.decode(NodeList.self, forKey: .changes).nodes
+        if !forms.isEmpty { changes = try changes.map { try CompactRows.fillingIdentities($0, forms: forms, owner: nil) } }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -288,7 +297,9 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
     /// let document = try ChangeDocument(jsonData: data)
     /// ```
     public init(jsonData: Data) throws {
-        self = try JSONDecoder().decode(ChangeDocument.self, from: jsonData)
+        let decoder = JSONDecoder()
+        decoder.userInfo[CompactRows.formsKey] = CompactRows.FormsBox()
+        self = try decoder.decode(ChangeDocument.self, from: jsonData)
     }
 }
 
@@ -417,5 +428,99 @@ extension ObjectDiff {
         }
         if result.change == .update && result.attributes.isEmpty && result.relationships.isEmpty { return .folded(nil) }
         return .folded(result)
+    }
+}
+
+// MARK: - Compact rows
+
+/// The compact form of inserted and deleted objects in a change document, as `ChangeRecorder`
+/// writes them: a first import is one insert per object, and repeating every attribute's name,
+/// `{"new": ...}` and an identifier that nesting already implies made such a file twice the
+/// guide's size.
+///
+/// The document's head names, per entity, the columns of its rows and the keys of its identifier:
+/// `"rows": {"Category": {"columns": ["name", "lang", "position"], "id": ["programme", "name", "lang"]}}`.
+/// A node `{"change": "insert", "entityName": "Category", "rows": [["Movie", "en", 1], ...]}` then
+/// stands for one insert (or, with `"delete"`, one delete carrying its old values) per row: the
+/// row's values in column order (null: no value), and, when the object has references or owned
+/// members, one more element, its relationships as an `ObjectDiff` writes them; a row without one
+/// may end before its trailing nulls. Reading expands each row to the `ObjectDiff` the full form
+/// would give: its identifier from its own columns, its references' identifiers, and (for a key
+/// that is neither) its owner's identifier, which the nesting gives.
+enum CompactRows {
+    struct Form: Codable, Sendable {
+        var columns: [String]
+        var id: [String]
+    }
+
+    final class FormsBox: @unchecked Sendable {
+        var forms: [String: Form] = [:]
+    }
+
+    static let formsKey = CodingUserInfoKey(rawValue: "ObjectGraph.CompactRows.forms")!
+
+    /// The node with the identifiers of its compact rows (those read with an empty `id`) and of
+    /// its members' filled in; `owner` is the identifier of the node it is nested in.
+    static func fillingIdentities(_ node: ObjectDiff, forms: [String: Form], owner: [IdentifierComponent]?) throws -> ObjectDiff {
+        var node = node
+        if node.id.isEmpty, let form = forms[node.entityName] {
+            var id: [IdentifierComponent] = []
+            for key in form.id {
+                if form.columns.contains(key) {
+                    id.append((node.change == .delete ? node.attributes[key]?.old : node.attributes[key]?.new) ?? .null)
+                } else if let reference = node.relationships[key]?.added.first ?? node.relationships[key]?.removed.first {
+                    id += reference.id
+                } else if let owner {
+                    id += owner
+                } else {
+                    throw ObjectGraphError.invalidOperation("a compact row of \(node.entityName) has no value for its identifier key \(key)")
+                }
+            }
+            node.id = id
+        }
+        for (name, relationship) in node.relationships where !relationship.members.isEmpty {
+            node.relationships[name]?.members = try relationship.members.map { try fillingIdentities($0, forms: forms, owner: node.id) }
+        }
+        return node
+    }
+}
+
+/// Nodes of a `changes` or `members` array: full nodes, and compact rows expanded to one
+/// node per row.
+struct NodeList: Decodable {
+    var nodes: [ObjectDiff] = []
+
+    private enum Keys: String, CodingKey { case rows, entityName, change }
+
+    init(from decoder: any Decoder) throws {
+        var list = try decoder.unkeyedContainer()
+        while !list.isAtEnd {
+            let element = try list.superDecoder()
+            let keyed = try element.container(keyedBy: Keys.self)
+            guard keyed.contains(.rows) else {
+                nodes.append(try ObjectDiff(from: element))
+                continue
+            }
+            let entityName = try keyed.decode(String.self, forKey: .entityName)
+            let change = try keyed.decode(ChangeKind.self, forKey: .change)
+            guard change != .update else {
+                throw DecodingError.dataCorruptedError(forKey: .change, in: keyed, debugDescription: "rows stand for inserts or deletes, not updates")
+            }
+            guard let form = (element.userInfo[CompactRows.formsKey] as? CompactRows.FormsBox)?.forms[entityName] else {
+                throw DecodingError.dataCorruptedError(forKey: .rows, in: keyed, debugDescription: "compact rows of \(entityName), which the document's rows do not describe")
+            }
+            var rows = try keyed.nestedUnkeyedContainer(forKey: .rows)
+            while !rows.isAtEnd {
+                var row = try rows.nestedUnkeyedContainer()
+                var attributes: [String: AttributeChange] = [:]
+                // A row without relationships may end early: the columns after its end are null.
+                for column in form.columns where !row.isAtEnd {
+                    let value = try row.decode(DiffValue.self)
+                    if !value.isNull { attributes[column] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null) }
+                }
+                let relationships = row.isAtEnd ? [:] : try row.decode([String: RelationshipDiff].self)
+                nodes.append(ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships))
+            }
+        }
     }
 }
