@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
 
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
-        .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch"]),
+        .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [

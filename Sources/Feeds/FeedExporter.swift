@@ -323,17 +323,15 @@ public final class FeedExporter {
         }
 
         func encoded() -> [UInt8] {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            return Array((try? encoder.encode(self)) ?? Data())
+            var text = JSONText(escapingSlashes: true)
+            return (try? text.append(encoding: self)).map { text.bytes } ?? []
         }
     }
 
     /// Everything but `now` that shapes the feeds' bytes, hashed.
     var optionsKey: String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let filters = (try? encoder.encode(options.filteredFeeds)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        var text = JSONText(escapingSlashes: true)
+        let filters = (try? text.append(encoding: options.filteredFeeds)).map { text.string } ?? ""
         return FNV1a.hex([Self.productID, options.uidDomain, options.baseURL ?? "-", String(options.pastWindow),
                            String(options.refreshInterval), String(options.defaultLength), filters].joined(separator: "\n"))
     }

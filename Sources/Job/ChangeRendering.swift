@@ -7,32 +7,35 @@ import XMLTVImport
 /// Renders merge changes in the design's (docs/design.md#model-driven-diff) shape (entityName, id, attributes old/new, relationships
 /// added/removed) and as text grouped by channel.
 enum ChangeRendering {
-    static func json(_ change: MergeChange, context: ObjectContext?) -> [String: Any] {
-        var d: [String: Any] = ["entityName": change.entity, "id": identifier(change, context: context), "change": change.kind.rawValue]
+    static func json(_ change: MergeChange, context: ObjectContext?) -> JSONValue {
+        var d: [String: JSONValue] = ["entityName": .string(change.entity), "id": .string(identifier(change, context: context)),
+                                      "change": .string(change.kind.rawValue)]
         if !change.attributes.isEmpty {
-            var attributes: [String: Any] = [:]
-            for a in change.attributes { attributes[a.name] = ["old": jsonValue(a.old), "new": jsonValue(a.new)] }
-            d["attributes"] = attributes
+            var attributes: [String: JSONValue] = [:]
+            for a in change.attributes { attributes[a.name] = .object(["old": jsonValue(a.old), "new": jsonValue(a.new)]) }
+            d["attributes"] = .object(attributes)
         }
         if !change.relationships.isEmpty {
-            var relationships: [String: Any] = [:]
+            var relationships: [String: JSONValue] = [:]
             for r in change.relationships {
-                relationships[r.name] = ["added": r.added.map { $0.map(jsonValue) }, "removed": r.removed.map { $0.map(jsonValue) }]
+                relationships[r.name] = .object(["added": .array(r.added.map { .array($0.map(jsonValue)) }),
+                                                 "removed": .array(r.removed.map { .array($0.map(jsonValue)) })])
             }
-            d["relationships"] = relationships
+            d["relationships"] = .object(relationships)
         }
-        return d
+        return .object(d)
     }
 
-    static func jsonValue(_ v: Value) -> Any {
+    static func jsonValue(_ v: Value) -> JSONValue {
         switch v {
-        case .null: NSNull()
-        case .string(let s): s
-        case .integer(let i): i
-        case .double(let d): d
-        case .bool(let b): b
-        case .date(let t): UTCTime.iso8601(t)
-        case .data(let d): Data(d).base64EncodedString()
+        case .null: .null
+        case .string(let s): .string(s)
+        case .integer(let i): .integer(i)
+        // JSON has no NaN or infinity: null.
+        case .double(let d): d.isFinite ? .double(d) : .null
+        case .bool(let b): .bool(b)
+        case .date(let t): .string(UTCTime.iso8601(t))
+        case .data(let d): .string(Data(d).base64EncodedString())
         }
     }
 

@@ -2,6 +2,7 @@ import Fetch
 import Foundation
 import Grabber
 import ObjectGraph
+import Primitives
 import XMLTV
 import XMLTVImport
 
@@ -152,9 +153,9 @@ public enum CommandState {
         var all = load(database: database)
         all[source] = Entry(command: command.displayed, status: outcome.status, succeeded: outcome.succeeded,
                             durationSeconds: (outcome.duration * 1000).rounded() / 1000, finished: Int64(Date().timeIntervalSince1970))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(all).write(to: URL(fileURLWithPath: path(forDatabase: database)), options: .atomic)
+        var text = JSONText(escapingSlashes: true)
+        try text.append(encoding: all, pretty: true)
+        try Data(text.bytes).write(to: URL(fileURLWithPath: path(forDatabase: database)), options: .atomic)
     }
 
     /// Source name -> its command's last run.

@@ -8,27 +8,30 @@ import XMLTV
 public enum ModelCommand {
     public static func render(_ model: ObjectModel, json: Bool) -> String {
         if json {
-            let entities: [[String: Any]] = model.entities.map { e in
-                var d: [String: Any] = [
-                    "name": e.name, "module": e.module, "identifier": e.identifier, "whitelist": e.overwritable.sorted(),
-                    "attributes": e.attributes.map { a -> [String: Any] in
-                        var ad: [String: Any] = ["name": a.name, "type": a.type.rawValue, "optional": a.isOptional, "module": a.module]
-                        if !a.defaultValue.isNull { ad["default"] = a.defaultValue.description }
-                        if !a.userInfo.isEmpty { ad["userInfo"] = a.userInfo }
-                        return ad
-                    },
-                    "relationships": e.relationships.map { r -> [String: Any] in
-                        ["name": r.name, "destination": r.destination, "inverse": r.inverse ?? NSNull(), "toMany": r.isToMany,
-                         "deleteRule": r.deleteRule.rawValue, "module": r.module]
-                    },
+            func strings(_ list: [String]) -> JSONValue { .array(list.map(JSONValue.string)) }
+            let entities: [JSONValue] = model.entities.map { e in
+                var d: [String: JSONValue] = [
+                    "name": .string(e.name), "module": .string(e.module), "identifier": strings(e.identifier),
+                    "whitelist": strings(e.overwritable.sorted()),
+                    "attributes": .array(e.attributes.map { a in
+                        var ad: [String: JSONValue] = ["name": .string(a.name), "type": .string(a.type.rawValue), "optional": .bool(a.isOptional),
+                                                       "module": .string(a.module)]
+                        if !a.defaultValue.isNull { ad["default"] = .string(a.defaultValue.description) }
+                        if !a.userInfo.isEmpty { ad["userInfo"] = .object(a.userInfo.mapValues(JSONValue.string)) }
+                        return .object(ad)
+                    }),
+                    "relationships": .array(e.relationships.map { r in
+                        .object(["name": .string(r.name), "destination": .string(r.destination), "inverse": r.inverse.map(JSONValue.string) ?? .null,
+                                 "toMany": .bool(r.isToMany), "deleteRule": .string(r.deleteRule.rawValue), "module": .string(r.module)])
+                    }),
                 ]
-                if let p = e.parent { d["parent"] = p }
-                if !e.subentities.isEmpty { d["subentities"] = e.subentities }
-                return d
+                if let p = e.parent { d["parent"] = .string(p) }
+                if !e.subentities.isEmpty { d["subentities"] = strings(e.subentities) }
+                return .object(d)
             }
-            let data = try! JSONSerialization.data(withJSONObject: ["modules": model.modules, "entities": entities],
-                                                   options: [.prettyPrinted, .sortedKeys])
-            return String(decoding: data, as: UTF8.self)
+            var text = JSONText(escapingSlashes: true, keyOrder: JSONText.serializationOrder)
+            text.append(.object(["modules": strings(model.modules), "entities": .array(entities)]), pretty: true)
+            return text.string
         }
         var lines = ["Model merged from modules: \(model.modules.joined(separator: ", "))", ""]
         for e in model.entities {
@@ -235,14 +238,22 @@ public enum StatusCommand {
         let runs = RunLog.last(database: database)
         let commands = CommandState.load(database: database)
         if json {
-            let doc: [String: Any] = [
-                "database": database, "entities": counts, "sources": bySource,
-                "commands": commands.mapValues { ["command": $0.command, "status": $0.status, "succeeded": $0.succeeded,
-                                                  "durationSeconds": $0.durationSeconds, "finished": UTCTime.iso8601($0.finished)] as [String: Any] },
-                "runs": runs.map { ["started": UTCTime.iso8601($0.started), "finished": UTCTime.iso8601($0.finished), "command": $0.command,
-                                    "dryRun": $0.dryRun, "exitCode": $0.exitCode, "outcome": $0.outcome] as [String: Any] },
-            ]
-            return String(decoding: try JSONSerialization.data(withJSONObject: doc, options: [.prettyPrinted, .sortedKeys]), as: UTF8.self)
+            func numbers(_ counts: [String: Int]) -> JSONValue { .object(counts.mapValues { .integer(Int64($0)) }) }
+            let doc: JSONValue = .object([
+                "database": .string(database), "entities": numbers(counts), "sources": .object(bySource.mapValues(numbers)),
+                "commands": .object(commands.mapValues {
+                    .object(["command": .string($0.command), "status": .string($0.status), "succeeded": .bool($0.succeeded),
+                             "durationSeconds": .double($0.durationSeconds), "finished": .string(UTCTime.iso8601($0.finished))])
+                }),
+                "runs": .array(runs.map {
+                    .object(["started": .string(UTCTime.iso8601($0.started)), "finished": .string(UTCTime.iso8601($0.finished)),
+                             "command": .string($0.command), "dryRun": .bool($0.dryRun), "exitCode": .integer(Int64($0.exitCode)),
+                             "outcome": .string($0.outcome)])
+                }),
+            ])
+            var text = JSONText(escapingSlashes: true, keyOrder: JSONText.serializationOrder)
+            text.append(doc, pretty: true)
+            return text.string
         }
         var lines = ["Database \(database)"]
         for name in counts.keys.sorted() { lines.append("  \(name): \(counts[name]!)") }

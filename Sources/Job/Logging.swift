@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import Synchronization
 import Logging
 
@@ -48,11 +49,12 @@ struct StderrLogHandler: LogHandler {
         case .text:
             text = "tvimport: \(message)\n"
         case .json:
-            var object: [String: String] = ["level": level.rawValue, "message": "\(message)",
-                                            "time": ISO8601DateFormatter().string(from: Date())]
-            for (k, v) in all { object[k] = "\(v)" }
-            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-            text = String(decoding: data, as: UTF8.self) + "\n"
+            var object: [String: JSONValue] = ["level": .string(level.rawValue), "message": .string("\(message)"),
+                                               "time": .string(ISO8601DateFormatter().string(from: Date()))]
+            for (k, v) in all { object[k] = .string("\(v)") }
+            var json = JSONText(keyOrder: JSONText.serializationOrder)
+            json.append(.object(object))
+            text = json.string + "\n"
         }
         FileHandle.standardError.write(Data(text.utf8))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Merge
 import ObjectGraph
+import Primitives
 import XMLTVImport
 
 /// The report of `run` and `import`: the user contract's JSON document (docs/design.md#user-contract), or text for people.
@@ -19,40 +20,41 @@ public struct RunReport: Sendable {
     // MARK: JSON
 
     public func json(model: ObjectModel, context: ObjectContext?) -> String {
-        var summary: [String: [String: Int]] = [:]
+        func count(_ n: Int) -> JSONValue { .integer(Int64(n)) }
+        var summary: [String: JSONValue] = [:]
         for entity in ["Channel", "Programme"] {
             var t = MergeTally()
             for s in sources { if let r = s.report { t += entity == "Channel" ? r.channels : r.programmes } }
-            summary[entity] = ["inserted": t.inserted, "updated": t.updated, "deleted": t.deleted, "unchanged": t.unchanged]
+            var counts = ["inserted": count(t.inserted), "updated": count(t.updated), "deleted": count(t.deleted), "unchanged": count(t.unchanged)]
+            if entity == "Programme" { counts["keptAsHistory"] = count(sources.compactMap(\.report).reduce(0) { $0 + $1.keptAsHistory }) }
+            summary[entity] = .object(counts)
         }
-        let keptAsHistory = sources.compactMap(\.report).reduce(0) { $0 + $1.keptAsHistory }
-        summary["Programme"]?["keptAsHistory"] = keptAsHistory
-        var document: [String: Any] = [
-            "dryRun": dryRun,
-            "sources": sources.map { s -> [String: Any] in
-                var d: [String: Any] = ["name": s.name, "status": s.status, "error": s.error ?? NSNull()]
+        let document: JSONValue = .object([
+            "dryRun": .bool(dryRun),
+            "sources": .array(sources.map { s in
+                var d: [String: JSONValue] = ["name": .string(s.name), "status": .string(s.status), "error": s.error.map(JSONValue.string) ?? .null]
                 if let r = s.report {
-                    d["guard"] = r.guardVerdict
-                    d["programmesRead"] = r.programmesRead
-                    d["duplicatesDropped"] = r.duplicatesDropped
+                    d["guard"] = .string(r.guardVerdict)
+                    d["programmesRead"] = count(r.programmesRead)
+                    d["duplicatesDropped"] = count(r.duplicatesDropped)
                 }
-                return d
-            },
-            "summary": summary,
-            "changes": sources.compactMap(\.report).flatMap { $0.changes.map { change in ChangeRendering.json(change, context: context) } },
-            "warnings": sources.compactMap(\.report).flatMap { r in
-                r.warnings.map { w -> [String: Any] in
-                    var d: [String: Any] = ["kind": w.kind, "message": w.message, "source": w.source]
-                    d["line"] = w.line ?? NSNull()
-                    if let f = w.file { d["file"] = f }
-                    if let c = w.channel { d["channel"] = c }
-                    return d
+                return .object(d)
+            }),
+            "summary": .object(summary),
+            "changes": .array(sources.compactMap(\.report).flatMap { $0.changes.map { change in ChangeRendering.json(change, context: context) } }),
+            "warnings": .array(sources.compactMap(\.report).flatMap { r in
+                r.warnings.map { w in
+                    var d: [String: JSONValue] = ["kind": .string(w.kind), "message": .string(w.message), "source": .string(w.source)]
+                    d["line"] = w.line.map(count) ?? .null
+                    if let f = w.file { d["file"] = .string(f) }
+                    if let c = w.channel { d["channel"] = .string(c) }
+                    return .object(d)
                 }
-            },
-        ]
-        if document["changes"] == nil { document["changes"] = [] }
-        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+            }),
+        ])
+        var text = JSONText(keyOrder: JSONText.serializationOrder)
+        text.append(document, pretty: true)
+        return text.string
     }
 
     // MARK: Text
@@ -98,4 +100,13 @@ public struct RunReport: Sendable {
 /// "1 programme", "2 programmes".
 func plural(_ count: Int, _ noun: String) -> String {
     "\(count) \(noun)\(count == 1 ? "" : "s")"
+}
+
+extension JSONText {
+    /// The order `JSONSerialization` writes `.sortedKeys` in (numeric, case-insensitive: "a2"
+    /// before "a10", "ab" before "B"), for the documents it used to write, which keep their bytes.
+    static let serializationOrder: @Sendable (String, String) -> Bool = { a, b in
+        a.compare(b, options: [.numeric, .caseInsensitive, .forcedOrdering], range: a.startIndex..<a.endIndex,
+                  locale: Locale(identifier: "")) == .orderedAscending
+    }
 }

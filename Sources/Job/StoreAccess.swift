@@ -2,6 +2,7 @@ import Feeds
 import Foundation
 import Listings
 import ObjectGraph
+import Primitives
 
 /// Opening the database the way every command does: the merged model (built-in modules and the
 /// config's), observers that keep aggregates, and the contract's exit codes for what goes wrong.
@@ -95,7 +96,9 @@ public enum RunLog {
     public static func record(database: String, started: Int64, command: String, dryRun: Bool, exitCode: Int32, outcome: String) throws {
         let entry = Entry(started: started, finished: Int64(Date().timeIntervalSince1970), command: command, dryRun: dryRun,
                           exitCode: exitCode, outcome: outcome)
-        var line = try JSONEncoder().encode(entry)
+        var text = JSONText(escapingSlashes: true)
+        try text.append(encoding: entry)
+        var line = text.bytes
         line.append(0x0A)
         let fd = Foundation.open(path(forDatabase: database), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw JobError(.cannotCreate, "cannot write the run log \(path(forDatabase: database))") }

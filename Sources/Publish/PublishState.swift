@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// What tvimport last put in the store, per key: the MD5 the store holds (its ETag), and the
 /// local file's size and modification time then, so that an unchanged file is not even read again.
@@ -32,9 +33,9 @@ struct PublishState: Codable, Equatable {
         let directory = (path as NSString).deletingLastPathComponent
         do {
             if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(self).write(to: URL(fileURLWithPath: path), options: .atomic)
+            var text = JSONText(escapingSlashes: true)
+            try text.append(encoding: self)
+            try Data(text.bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw PublishError(.state, "cannot write the publish state \(path): \(error.localizedDescription)")
         }

@@ -127,6 +127,40 @@ struct TapeReader {
         i += 1
     }
 
+    /// Whether `tape` is a sequence of whole events as `TapeWriter` records them (every string
+    /// terminated, every element ended, nothing after): what the reading functions assume, checked
+    /// once for bytes that come back from a file.
+    static func isWellFormed(_ tape: [UInt8]) -> Bool {
+        tape.withUnsafeBufferPointer { tape in
+            var i = 0, depth = 0
+            func skipCString() -> Bool {
+                while i < tape.count, tape[i] != 0 { i += 1 }
+                i += 1
+                return i <= tape.count
+            }
+            while i < tape.count {
+                let event = tape[i]
+                i += 1
+                switch event {
+                case TapeEvent.start:
+                    guard skipCString(), i + 4 <= tape.count else { return false }
+                    let count = Int(UnsafeRawBufferPointer(tape).loadUnaligned(fromByteOffset: i, as: UInt32.self))
+                    i += 4
+                    for _ in 0..<(2 * count) where !skipCString() { return false }
+                    depth += 1
+                case TapeEvent.text:
+                    guard skipCString() else { return false }
+                case TapeEvent.end:
+                    guard depth > 0 else { return false }
+                    depth -= 1
+                default:
+                    return false
+                }
+            }
+            return depth == 0
+        }
+    }
+
     /// The element whose start event is at `i`.
     func element(at start: Int) -> TapeElement {
         var i = start + 1

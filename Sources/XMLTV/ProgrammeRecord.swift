@@ -162,3 +162,77 @@ extension TapeReader {
 
     private func nonEmpty(_ s: String) -> String? { s.isEmpty ? nil : s }
 }
+
+// MARK: Staging
+
+/// A staged record that cannot be read back: cut short, or its bytes changed on disk.
+public struct DamagedStagedRecord: Error, Sendable {}
+
+/// The one staging format, for every guide (docs/design.md#staging-a-guide-not-grouped-by-channel):
+/// a record is kept as the reader made it, its head followed by its tape (`ElementTape.swift`), so
+/// staging a guide not grouped by channel copies bytes and decodes nothing, and reading it back
+/// gives the same `ProgrammeRecord` a grouped guide hands the merge (decoded only where the merge
+/// needs its values).
+///
+/// Layout, integers little-endian:
+///   start i64, stop i64, has-stop u8, clump-index i64, clump-count i64, line i64,
+///   source-hash u64, channel-length u32, tape-length u32, channel bytes, tape bytes
+extension ProgrammeRecord {
+    private static let headBytes = 8 + 8 + 1 + 8 + 8 + 8 + 8 + 4 + 4
+
+    /// Appends the record in the staging format.
+    ///
+    /// ```swift
+    /// var file: [UInt8] = []
+    /// record.stage(into: &file)
+    /// let back = try file.withUnsafeBytes { try ProgrammeRecord(staged: $0) }
+    /// ```
+    public func stage(into bytes: inout [UInt8]) {
+        var channel = channel
+        channel.withUTF8 { channelBytes in
+            tape.withUnsafeBufferPointer { tapeBytes in
+                bytes.reserveCapacity(bytes.count + Self.headBytes + channelBytes.count + tapeBytes.count)
+                appendLittleEndian(start, to: &bytes)
+                appendLittleEndian(stop ?? 0, to: &bytes)
+                bytes.append(stop == nil ? 0 : 1)
+                appendLittleEndian(Int64(clumpIndex), to: &bytes)
+                appendLittleEndian(Int64(clumpCount), to: &bytes)
+                appendLittleEndian(Int64(line), to: &bytes)
+                appendLittleEndian(sourceHash, to: &bytes)
+                appendLittleEndian(UInt32(channelBytes.count), to: &bytes)
+                appendLittleEndian(UInt32(tapeBytes.count), to: &bytes)
+                bytes.append(contentsOf: channelBytes)
+                bytes.append(contentsOf: tapeBytes)
+            }
+        }
+    }
+
+    /// Reads one record written by `stage(into:)`, which must fill `staged` exactly. Throws when
+    /// the bytes are not such a record (a damaged staging file): never a crash or a wrong programme.
+    ///
+    /// ```swift
+    /// let record = try ProgrammeRecord(staged: UnsafeRawBufferPointer(rebasing: file[range]))
+    /// ```
+    public init(staged: UnsafeRawBufferPointer) throws(DamagedStagedRecord) {
+        guard staged.count >= Self.headBytes else { throw DamagedStagedRecord() }
+        func load<T: FixedWidthInteger>(_ offset: Int, as: T.Type) -> T {
+            T(littleEndian: staged.loadUnaligned(fromByteOffset: offset, as: T.self))
+        }
+        let channelCount = Int(load(49, as: UInt32.self))
+        let tapeCount = Int(load(53, as: UInt32.self))
+        guard Self.headBytes + channelCount + tapeCount == staged.count else { throw DamagedStagedRecord() }
+        let tapeStart = Self.headBytes + channelCount
+        let tape = Array(UnsafeRawBufferPointer(rebasing: staged[tapeStart...]))
+        guard TapeReader.isWellFormed(tape) else { throw DamagedStagedRecord() }
+        self.init(channel: String(decoding: UnsafeRawBufferPointer(rebasing: staged[Self.headBytes..<tapeStart]), as: UTF8.self),
+                  start: load(0, as: Int64.self), stop: staged[16] == 0 ? nil : load(8, as: Int64.self),
+                  clumpIndex: Int(load(17, as: Int64.self)), clumpCount: Int(load(25, as: Int64.self)),
+                  line: Int(load(33, as: Int64.self)), tape: tape)
+        guard sourceHash == load(41, as: UInt64.self) else { throw DamagedStagedRecord() }
+    }
+}
+
+@inline(__always)
+private func appendLittleEndian<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
+    withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+}

@@ -164,13 +164,16 @@ public final class GuideImporter {
         var owner: String?
     }
 
+    /// Whether the source has stored programmes: then most programmes will be unchanged, and
+    /// decoding is left to the merge, which decodes only the changed ones.
+    private func isReimport() throws -> Bool {
+        try context.first("Programme", where: .compare("source", .equal, .string(options.source)), keys: []) != nil
+    }
+
     /// Reads and merges the files, streaming: one channel's programmes at a time, read on one
     /// thread and merged on this one.
     public func run(files: [String]) throws -> SourceImportReport {
-        // A source with stored programmes is being re-imported: most programmes will be unchanged,
-        // so the reader leaves decoding to the merge, which decodes only the changed ones.
-        let reimport = try context.first("Programme", where: .compare("source", .equal, .string(options.source)), keys: []) != nil
-        let producer = GuideProducer(files: files, options: options, deferDecoding: reimport)
+        let producer = GuideProducer(files: files, options: options, deferDecoding: try isReimport())
         producer.start()
         do {
             try countStored()
@@ -194,12 +197,14 @@ public final class GuideImporter {
     }
 
     /// Merges staged blocks (already grouped) when the file was not grouped by channel.
-    func run(declared: [[UInt8]: XMLTVChannel], blocks: (_ body: (String, [XMLTVProgramme]) throws -> Void) throws -> Void,
+    func run(declared: [[UInt8]: XMLTVChannel], blocks: (_ body: (String, [ProgrammeRecord]) throws -> Void) throws -> Void,
              readerWarnings: [ImportWarning]) throws -> SourceImportReport {
+        // Staged records are the reader's own, mapped as a grouped guide's are.
+        let map = GuideProducer.mapping(deferDecoding: try isReimport())
         try countStored()
         report.warnings += readerWarnings
         try blocks { channel, programmes in
-            if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options, map: ListingsMapper.programme) {
+            if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options, map: map) {
                 try mergeBlock(block)
             }
         }

@@ -67,11 +67,13 @@ final class GuideProducer: @unchecked Sendable {
         self.files = files
         self.options = options
         self.deferDecoding = deferDecoding
-        if deferDecoding {
-            map = { ListingsMapper.deferredProgramme($0) }
-        } else {
-            map = { ListingsMapper.programme($0.decoded()) }
-        }
+        map = Self.mapping(deferDecoding: deferDecoding)
+    }
+
+    /// How records become the merge's input: decoded at once, or when the merge asks.
+    static func mapping(deferDecoding: Bool) -> @Sendable (ProgrammeRecord) -> IncomingObject {
+        if deferDecoding { return { ListingsMapper.deferredProgramme($0) } }
+        return { ListingsMapper.programme($0.decoded()) }
     }
 
     func start() {

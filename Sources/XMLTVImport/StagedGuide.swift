@@ -5,8 +5,9 @@ import ObjectGraph
 import XMLTV
 
 /// A guide whose programmes are not grouped by channel, staged on disk so that the merge can
-/// still go channel by channel: programmes are appended to a temporary file as compact records
-/// (`StagingCodec`) and only their offsets are kept in memory (16 bytes each, not the programmes).
+/// still go channel by channel: programmes are appended to a temporary file as the reader made
+/// them (`ProgrammeRecord.stage(into:)`, the one staging format: a grouped guide's records stay in
+/// memory instead) and only their offsets are kept in memory (16 bytes each, not the programmes).
 final class StagedGuide {
     private(set) var channels: [[UInt8]: XMLTVChannel] = [:]
     private(set) var warnings: [ImportWarning] = []
@@ -26,26 +27,26 @@ final class StagedGuide {
         guard descriptor >= 0 else { throw Self.failure("cannot create the staging file \(path)") }
         var flushed: Int64 = 0   // bytes of the file before `pending`
         var readerWarnings: [ImportWarning] = []
-        var pending = ByteWriter()
+        var pending: [UInt8] = []
+        pending.reserveCapacity(1 << 20 + 1 << 16)
         func flush() throws {
-            guard pending.bytes.withUnsafeBytes({ writeAll(descriptor, $0) }) else { throw Self.failure("cannot write the staging file \(path)") }
-            flushed += Int64(pending.bytes.count)
-            pending.bytes.removeAll(keepingCapacity: true)
+            guard pending.withUnsafeBytes({ writeAll(descriptor, $0) }) else { throw Self.failure("cannot write the staging file \(path)") }
+            flushed += Int64(pending.count)
+            pending.removeAll(keepingCapacity: true)
         }
         _ = try readGuide(files: files, options: options, channel: { c, _ in channels[Array(c.id.utf8)] = c }, programme: { record, file in
-            let p = record.decoded()
-            let start = pending.bytes.count
-            StagingCodec.encode(p, into: &pending)
-            let key = Array(p.channel.utf8)
-            let textBytes = withStaged(key, p.channel) { channel in
-                channel.records.append((flushed + Int64(start), pending.bytes.count - start))
+            let start = pending.count
+            record.stage(into: &pending)
+            let key = Array(record.channel.utf8)
+            let textBytes = withStaged(key, record.channel) { channel in
+                channel.records.append((flushed + Int64(start), pending.count - start))
                 channel.textBytes += Int64(record.textBytes)
                 return channel.textBytes
             }
             if textBytes > options.maxChannelBytes {
-                throw ImportError.channelTooLarge(p.channel, file: file, line: p.line, limit: options.maxChannelBytes)
+                throw ImportError.channelTooLarge(record.channel, file: file, line: record.line, limit: options.maxChannelBytes)
             }
-            if pending.bytes.count >= 1 << 20 { try flush() }
+            if pending.count >= 1 << 20 { try flush() }
             return true
         }, warnings: &readerWarnings)
         try flush()
@@ -81,18 +82,19 @@ final class StagedGuide {
     }
 
     /// Calls `body` with each channel's programmes, in order of first appearance.
-    func forEachBlock(_ body: (String, [XMLTVProgramme]) throws -> Void) throws {
+    func forEachBlock(_ body: (String, [ProgrammeRecord]) throws -> Void) throws {
         var buffer: [UInt8] = []
         for channel in order {
-            var programmes: [XMLTVProgramme] = []
+            var programmes: [ProgrammeRecord] = []
             for (offset, length) in staged[Array(channel.utf8)]?.records ?? [] {
                 if buffer.count < length { buffer = [UInt8](repeating: 0, count: max(length, 2 * buffer.count)) }
-                let programme = try buffer.withUnsafeMutableBytes { raw throws -> XMLTVProgramme in
+                let programme = try buffer.withUnsafeMutableBytes { raw throws -> ProgrammeRecord in
                     guard let base = raw.baseAddress, Self.readAll(descriptor, base, length, at: offset) else {
                         throw Self.failure("cannot read the staging file \(path)")
                     }
-                    var reader = ByteReader(UnsafeRawBufferPointer(rebasing: raw[..<length]))
-                    do { return try StagingCodec.decode(&reader) } catch { throw ImportError.cannotWrite("the staging file \(path) is damaged") }
+                    do { return try ProgrammeRecord(staged: UnsafeRawBufferPointer(rebasing: raw[..<length])) } catch {
+                        throw ImportError.cannotWrite("the staging file \(path) is damaged")
+                    }
                 }
                 programmes.append(programme)
             }

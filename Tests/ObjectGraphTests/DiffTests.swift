@@ -540,6 +540,13 @@ extension DiffTests {
                 text.append(op)
                 #expect(text.string == String(decoding: try encoder.encode(op), as: UTF8.self))
             }
+            // Whole documents (`tvimport diff`), compact and pretty, with and without exclusions.
+            for document in [doc, ChangeDocument(model: doc.model, excluded: ["Person.b", "Person/a"], changes: doc.changes)] {
+                #expect(try document.jsonData(pretty: false) == encoder.encode(document))
+                let pretty = JSONEncoder()
+                pretty.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                #expect(String(decoding: try document.jsonData(), as: UTF8.self) == String(decoding: try pretty.encode(document), as: UTF8.self))
+            }
         }
 
         @Test func everyKindOfValue() throws {

@@ -14,7 +14,12 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
 
 /// What happened to an object.
 public enum ChangeKind: String, Sendable, Codable {
-    case insert, update, delete
+    /// The object was created.
+    case insert
+    /// Some of its values or relationships changed.
+    case update
+    /// The object was deleted.
+    case delete
 }
 
 /// One object's change, as observers receive it.
@@ -123,6 +128,15 @@ public protocol ContextObserver: AnyObject, Sendable {
     /// wants it: a bulk import of children nobody watches (a programme's credits) then costs no
     /// bookkeeping at all (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed: fetch, and keep, no more than needed).
     func observedChanges(in model: ObjectModel) -> ObservedChanges
+    /// Called inside the transaction with each batch of processed changes (those
+    /// `observedChanges(in:)` asked for); it may change further objects, which come back in a
+    /// later batch, and throws to roll the transaction back.
+    ///
+    /// ```swift
+    /// func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+    ///     inserted += changes.inserted.filter { $0.id.entity == "Programme" }.count
+    /// }
+    /// ```
     func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws
     func contextDidSave(_ summary: ChangeSummary)
     /// The transaction was rolled back (a dry run, or an error): forget what it changed.

@@ -1,23 +1,42 @@
 /// A comparison operator of a predicate.
 public enum Comparison: String, Sendable {
+    /// Equal (`=`); compared with `.null`, SQL's `IS NULL`.
     case equal = "="
+    /// Not equal, null included (`IS NOT`: a null key is not equal to a value).
     case notEqual = "IS NOT"
+    /// Less than, by `Value`'s order (strings by UTF-8 bytes).
     case less = "<"
+    /// Less than or equal.
     case lessOrEqual = "<="
+    /// Greater than.
     case greater = ">"
+    /// Greater than or equal.
     case greaterOrEqual = ">="
 }
 
 /// A filter on objects of one entity, compiled to SQL so that SQLite does the filtering (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed:
 /// fetch no more than needed). Keys are attribute names or to-one relationship names; a to-one
 /// relationship compares with the related object's row id.
+///
+/// ```swift
+/// let tonight: ObjectPredicate = .and([.related("channel", channelID),
+///                                      .compare("start", .greaterOrEqual, .date(evening))])
+/// let count = try context.count("Programme", where: tonight)
+/// ```
 public indirect enum ObjectPredicate: Sendable {
+    /// Every object of the entity.
     case all
+    /// A key compared with a value: `.compare("title", .equal, .string("News"))`.
     case compare(String, Comparison, Value)
+    /// A key equal to one of the values: `.isIn("xmltvId", ids.map(Value.string))`.
     case isIn(String, [Value])
+    /// A to-one relationship pointing at an object (or, with `nil`, at none).
     case related(String, ObjectID?)
+    /// Every predicate holds (an empty list: all objects).
     case and([ObjectPredicate])
+    /// One predicate at least holds (an empty list: none).
     case or([ObjectPredicate])
+    /// The predicate does not hold.
     case not(ObjectPredicate)
 
 

@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// Writes a change document (the diff's format, `ChangeDocument`) while a store changes, from the
 /// context's own change batches: what the writers decided is recorded once, as it is processed.
@@ -14,6 +15,7 @@ import Foundation
 /// Batches of a transaction that rolls back are cut from the file again. Register it with
 /// `Store.addObserver`, then `finish()` or `discard()` it; afterwards it records nothing.
 public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
+    /// The change file being written.
     public let path: String
     private let schema: DiffSchema
     private let fingerprint: String
@@ -83,6 +85,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         ObservedChanges(entities: Set(model.entities.map(\.name)), relationships: [])
     }
 
+    /// Appends the batch's changes to the file.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         try lock.withLock {
             guard isOpen else { return }

@@ -1,13 +1,27 @@
 /// An object change that was not applied, because the target store no longer matched what the
 /// diff expected (or could not hold the change). The object was left as it was.
+///
+/// ```swift
+/// let report = try document.apply(to: replica)
+/// for conflict in report.conflicts { print(conflict) }   // "update Channel[bbc1]: title is 'BBC 1', not 'BBC One'"
+/// ```
 public struct Conflict: Sendable, Codable, Equatable, CustomStringConvertible {
+    /// The entity of the object that was not changed.
     public var entityName: String
+    /// The object's identifier (its entity's identifier keys).
     public var id: [IdentifierComponent]
+    /// The change that was not applied.
     public var change: ChangeKind
     /// The key whose current value differs from the diff's `old`, if one key is to blame.
     public var key: String?
+    /// Why, in words.
     public var reason: String
 
+    /// A conflict of `change` on the object `id` of `entityName`.
+    ///
+    /// ```swift
+    /// Conflict(entityName: "Channel", id: [DiffValue(.string("bbc1"))], change: .delete, reason: "the object does not exist")
+    /// ```
     public init(entityName: String, id: [IdentifierComponent], change: ChangeKind, key: String? = nil, reason: String) {
         self.entityName = entityName
         self.id = id
@@ -22,11 +36,18 @@ public struct Conflict: Sendable, Codable, Equatable, CustomStringConvertible {
 }
 
 /// What applying a change document did.
+///
+/// ```swift
+/// let report = try document.apply(to: store, dryRun: true)
+/// print("\(report.applied) objects, \(report.conflicts.count) conflicts")
+/// ```
 public struct ApplyReport: Sendable, Codable, Equatable {
     /// Objects changed (an insert or delete counts its owned members too; an update that only
     /// carries its members' changes does not count itself).
     public var applied: Int
+    /// The changes that were not applied, each with its reason.
     public var conflicts: [Conflict]
+    /// A report of `applied` objects and `conflicts`.
     public init(applied: Int = 0, conflicts: [Conflict] = []) {
         self.applied = applied
         self.conflicts = conflicts

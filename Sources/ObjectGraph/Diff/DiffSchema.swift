@@ -1,10 +1,16 @@
 /// Errors of diffing and applying.
 public enum DiffError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The document (or the other store) was made for another model: fingerprints `expected`, `found`.
     case modelMismatch(expected: String, found: String)
+    /// The entity declares no identifier keys, so its objects cannot be matched between stores.
     case noIdentifier(entity: String)
+    /// Two objects of the entity share one identifier.
     case duplicateIdentifier(entity: String, id: String)
+    /// A document's identifier with the wrong number of components.
     case malformedIdentifier(entity: String, id: String, expectedComponents: Int)
+    /// An exclusion ("Entity.key") naming no entity and key of the model.
     case unknownExclusion(String)
+    /// An exclusion naming an identifier key, which matching needs.
     case identifierExcluded(String)
 
     public var description: String {

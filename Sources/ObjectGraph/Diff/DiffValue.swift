@@ -8,12 +8,20 @@ import Primitives
 /// Values are compared exactly like `Value` (strings by UTF-8 bytes). When a document is applied,
 /// each value is coerced to the attribute type the model declares, so a hand-written `1` for a
 /// double attribute still works.
+///
+/// ```swift
+/// let change = AttributeChange(old: DiffValue(.string("BBC 1")), new: DiffValue(.string("BBC One")))
+/// ```
 public struct DiffValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The value it carries.
     public var value: Value
 
+    /// Wraps a value for a change document.
     public init(_ value: Value) { self.value = value }
 
+    /// The absent value (JSON `null`).
     public static let null = DiffValue(.null)
+    /// True when it carries `.null`.
     public var isNull: Bool { value.isNull }
     public var description: String { value.description }
 

@@ -10,12 +10,25 @@
 ///   identifier and merged, so memory holds one root's subtree (and the output) at a time.
 /// - Attributes and relationships excluded by model metadata (`diff: exclude`) or by the caller
 ///   (`"Entity.key"`) are left out of comparison, matching and output alike.
+///
+/// ```swift
+/// let differ = try GraphDiff(model: store.model, excluding: ["Programme.lastSeen"])
+/// let document = try differ.diff(from: yesterday, to: store)
+/// try document.write(toFile: "changes.json")
+/// ```
 public struct GraphDiff: Sendable {
+    /// The model both stores share.
     public let model: ObjectModel
     /// The caller's exclusions, as "Entity.key".
     public let excluded: Set<String>
     let schema: DiffSchema
 
+    /// A diff of stores of `model`, leaving out the keys in `excluded` ("Entity.key") besides
+    /// those the model excludes; throws `DiffError` for an unknown or identifier key.
+    ///
+    /// ```swift
+    /// let differ = try GraphDiff(model: model)
+    /// ```
     public init(model: ObjectModel, excluding excluded: Set<String> = []) throws {
         self.model = model
         self.excluded = excluded

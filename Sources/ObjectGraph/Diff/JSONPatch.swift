@@ -1,7 +1,10 @@
 /// A JSON value of a patch: a scalar (encoded like `DiffValue`), an array or an object.
 public indirect enum PatchValue: Sendable, Codable, Equatable {
+    /// A scalar: `"BBC One"`, `3`, `{"date": "2026-11-22T03:00:00Z"}`.
     case value(DiffValue)
+    /// A JSON array.
     case array([PatchValue])
+    /// A JSON object.
     case object([String: PatchValue])
 
     public init(from decoder: any Decoder) throws {
@@ -20,12 +23,28 @@ public indirect enum PatchValue: Sendable, Codable, Equatable {
 }
 
 /// One RFC 6902 operation.
+///
+/// ```swift
+/// let op = PatchOperation(.replace, "/Channel/bbc1/displayName", .value(DiffValue(.string("BBC One"))))
+/// ```
 public struct PatchOperation: Sendable, Codable, Equatable, CustomStringConvertible {
-    public enum Op: String, Sendable, Codable { case add, remove, replace }
+    /// The operations a change document turns into.
+    public enum Op: String, Sendable, Codable {
+        /// Adds the value at the path (a new object or attribute).
+        case add
+        /// Removes what is at the path.
+        case remove
+        /// Replaces the value at the path.
+        case replace
+    }
+    /// The operation.
     public var op: Op
+    /// An RFC 6901 JSON Pointer.
     public var path: String
+    /// The value, for `add` and `replace`.
     public var value: PatchValue?
 
+    /// An operation `op` at `path`, with `value` for an add or a replace.
     public init(_ op: Op, _ path: String, _ value: PatchValue? = nil) {
         self.op = op
         self.path = path

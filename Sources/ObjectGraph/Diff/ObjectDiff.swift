@@ -2,16 +2,25 @@ import Foundation
 import Primitives
 
 /// The old and new value of one attribute; an absent value is `null`.
+///
+/// ```swift
+/// let renamed = AttributeChange(old: .string("BBC 1"), new: .string("BBC One"))
+/// ```
 public struct AttributeChange: Sendable, Codable, Equatable, Hashable {
+    /// The value before (null for an insert).
     public var old: DiffValue
+    /// The value after (null for a delete).
     public var new: DiffValue
+    /// A change from `old` to `new`.
     public init(old: DiffValue, new: DiffValue) {
         self.old = old
         self.new = new
     }
+    /// A change from `old` to `new`, from the store's values.
     public init(old: Value, new: Value) {
         self.init(old: DiffValue(old), new: DiffValue(new))
     }
+    /// The change that undoes this one (old and new swapped).
     public var inverted: AttributeChange { AttributeChange(old: new, new: old) }
 
     private enum CodingKeys: String, CodingKey { case old, new }
@@ -25,9 +34,16 @@ public struct AttributeChange: Sendable, Codable, Equatable, Hashable {
 }
 
 /// A reference to an object that is not recursed into: its entity and identifier.
+///
+/// ```swift
+/// let channel = ObjectReference(entityName: "Channel", id: [DiffValue(.string("bbc1.uk"))])
+/// ```
 public struct ObjectReference: Sendable, Codable, Equatable, Hashable, CustomStringConvertible {
+    /// The referenced object's entity.
     public var entityName: String
+    /// Its identifier (its entity's identifier keys).
     public var id: [IdentifierComponent]
+    /// A reference to the object `id` of `entityName`.
     public init(entityName: String, id: [IdentifierComponent]) {
         self.entityName = entityName
         self.id = id
@@ -43,19 +59,29 @@ public struct ObjectReference: Sendable, Codable, Equatable, Hashable, CustomStr
 /// - A non-owning relationship (nullify, deny) is never recursed: the referenced objects are listed
 ///   as `added` and `removed` references. For a to-one, `removed` holds the old reference and
 ///   `added` the new one.
+///
+/// ```swift
+/// let moved = RelationshipDiff(added: [newChannel], removed: [oldChannel])
+/// ```
 public struct RelationshipDiff: Sendable, Codable, Equatable {
+    /// The changed members of an owning relationship.
     public var members: [ObjectDiff]
+    /// Objects a non-owning relationship now refers to.
     public var added: [ObjectReference]
+    /// Objects a non-owning relationship no longer refers to.
     public var removed: [ObjectReference]
 
+    /// The change of one relationship: changed members, or references added and removed.
     public init(members: [ObjectDiff] = [], added: [ObjectReference] = [], removed: [ObjectReference] = []) {
         self.members = members
         self.added = added
         self.removed = removed
     }
 
+    /// True when nothing changed.
     public var isEmpty: Bool { members.isEmpty && added.isEmpty && removed.isEmpty }
 
+    /// The change that undoes this one: members inverted, added and removed swapped.
     public var inverted: RelationshipDiff {
         RelationshipDiff(members: members.map(\.inverted), added: removed, removed: added)
     }
@@ -88,15 +114,27 @@ public struct RelationshipDiff: Sendable, Codable, Equatable {
 ///
 /// In an insert or a delete, an attribute that the diff compares but the node does not list was
 /// null (as in docs/design.md#model-driven-diff, where equal values, NSNull included, are left out).
+///
+/// ```swift
+/// let rename = ObjectDiff(entityName: "Channel", id: [DiffValue(.string("bbc1.uk"))], change: .update,
+///                         attributes: ["displayName": AttributeChange(old: .string("BBC 1"), new: .string("BBC One"))])
+/// ```
 public struct ObjectDiff: Sendable, Codable, Equatable {
+    /// Insert, update or delete.
     public typealias Kind = ChangeKind
 
+    /// The object's entity.
     public var entityName: String
+    /// The object's identifier (its entity's identifier keys).
     public var id: [IdentifierComponent]
+    /// What happened to the object.
     public var change: Kind
+    /// The attributes that changed (all non-null ones for an insert or a delete), by name.
     public var attributes: [String: AttributeChange]
+    /// The relationships that changed, by name.
     public var relationships: [String: RelationshipDiff]
 
+    /// The change of one object.
     public init(entityName: String, id: [IdentifierComponent], change: Kind,
                 attributes: [String: AttributeChange] = [:], relationships: [String: RelationshipDiff] = [:]) {
         self.entityName = entityName
@@ -108,6 +146,7 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
 
     /// The identifier as one string (components joined by `,`).
     public var canonicalID: String { canonicalIdentifier(id) }
+    /// The object as a reference (entity and identifier).
     public var reference: ObjectReference { ObjectReference(entityName: entityName, id: id) }
 
     /// The diff that undoes this one: insert and delete swapped, old and new swapped.
@@ -163,6 +202,11 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
 /// A diff between two stores of one model, as a file: `{ "model": fingerprint, "changes": [...] }`.
 /// Changes are the roots' diffs (objects no relationship owns), sorted by identifier within each
 /// root entity; everything owned is nested inside its owner.
+///
+/// ```swift
+/// let document = try ChangeDocument(jsonData: Data(contentsOf: URL(fileURLWithPath: "changes.json")))
+/// let report = try document.apply(to: replica)
+/// ```
 public struct ChangeDocument: Sendable, Codable, Equatable {
     /// The fingerprint of the model's schema (`Store.fingerprint`): a document only applies to a
     /// store of the same model.
@@ -170,8 +214,14 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
     /// The caller's exclusions the diff was made with ("Entity.key", sorted); apply uses them too,
     /// so that a delete's check of the subtree ignores what the diff ignored.
     public var excluded: [String]
+    /// The roots' changes, owned members nested.
     public var changes: [ObjectDiff]
 
+    /// A document of `changes` for the model with fingerprint `model`.
+    ///
+    /// ```swift
+    /// let document = ChangeDocument(model: store.fingerprint, changes: [rename])
+    /// ```
     public init(model: String, excluded: [String] = [], changes: [ObjectDiff]) {
         self.model = model
         self.excluded = excluded.sorted()
@@ -203,6 +253,7 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
         try c.encode(changes, forKey: .changes)
     }
 
+    /// True when the document changes nothing.
     public var isEmpty: Bool { changes.isEmpty }
 
     /// The document that undoes this one: `apply(diff(a, b).inverted(), to: b)` gives back `a`.
@@ -217,12 +268,34 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
     public var changedObjectCount: Int { changes.reduce(0) { $0 + $1.changedObjectCount } }
 
     /// Pretty, key-sorted JSON (stable from run to run, so change files diff well).
+    /// Written by `JSONText` in the bytes `JSONEncoder` would write with `.sortedKeys` and
+    /// `.withoutEscapingSlashes` (and `.prettyPrinted` when `pretty`).
     public func jsonData(pretty: Bool = true) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(self)
+        var text = JSONText()
+        text.raw("{")
+        text.key("changes")
+        text.array(changes) { $0.append($1) }
+        if !excluded.isEmpty {
+            text.raw(",")
+            text.key("excluded")
+            text.array(excluded) { $0.append(string: $1) }
+        }
+        text.raw(",")
+        text.key("model")
+        text.append(string: model)
+        text.raw("}")
+        guard pretty else { return Data(text.bytes) }
+        var laidOut = JSONText()
+        laidOut.append(prettyPrinting: text.bytes)
+        return Data(laidOut.bytes)
     }
 
+    /// Reads a document written by `jsonData(pretty:)`, `write(toFile:)` or a change file
+    /// (compact sides, nodes of one object spread over the file).
+    ///
+    /// ```swift
+    /// let document = try ChangeDocument(jsonData: data)
+    /// ```
     public init(jsonData: Data) throws {
         let decoder = JSONDecoder()
         decoder.userInfo[CompactRows.formsKey] = CompactRows.FormsBox()

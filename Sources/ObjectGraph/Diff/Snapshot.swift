@@ -34,6 +34,14 @@ public final class FrozenStoreView {
     private let queue: DatabaseQueue
     private var isOpen = true
 
+    /// Freezes the current state of `store` (a database file, not an in-memory store).
+    ///
+    /// ```swift
+    /// let before = try FrozenStoreView(of: store)
+    /// defer { before.close() }
+    /// try store.write { context in /* ... */ }
+    /// let old = try before.read { try $0.count("Programme") }
+    /// ```
     public init(of store: Store) throws {
         guard store.path != ":memory:" else {
             throw ObjectGraphError.invalidOperation("an in-memory store has no second connection to freeze: copy it instead")

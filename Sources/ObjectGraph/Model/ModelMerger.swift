@@ -2,15 +2,27 @@
 public struct ModelProblem: Sendable, Hashable, CustomStringConvertible {
     /// The kind of problem.
     public enum Kind: String, Sendable {
+        /// Two modules with one name, or one entity defined by two modules (one should declare it
+        /// as a placeholder).
         case nameCollision = "name collision"
+        /// A relationship names an entity no module declares.
         case unresolvedDestination = "unresolved destination"
+        /// A relationship's inverse does not point back at it.
         case inverseMismatch = "inverse mismatch"
+        /// Two modules declare one attribute with different types, or a default of the wrong type.
         case conflictingAttribute = "conflicting attribute"
+        /// Two modules declare the same relationship differently.
         case conflictingRelationship = "conflicting relationship"
+        /// An entity only ever declared as a placeholder: no module defines it.
         case placeholderWithoutEntity = "placeholder without entity"
+        /// A parent entity that is missing, or a cycle of parents.
         case invalidInheritance = "invalid inheritance"
+        /// An identifier (or overwritable) key that is not one of the entity's properties.
         case invalidIdentifier = "invalid identifier"
+        /// An entity or property name that does not start with a letter, or holds other than
+        /// letters, digits and `_`.
         case invalidName = "invalid name"
+        /// Something the store does not do yet: a to-many without an inverse, many-to-many.
         case unsupported = "unsupported"
     }
     /// What went wrong.

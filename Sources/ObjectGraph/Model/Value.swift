@@ -7,7 +7,18 @@ import Darwin
 
 /// The type of an attribute, and of the SQLite column it is stored in.
 public enum AttributeType: String, Sendable, Codable, CaseIterable {
-    case string, integer, double, bool, date, data
+    /// Text, compared by UTF-8 bytes (SQLite `TEXT`).
+    case string
+    /// A 64-bit signed integer (SQLite `INTEGER`).
+    case integer
+    /// A double (SQLite `REAL`).
+    case double
+    /// A boolean, stored as 0 or 1 (SQLite `INTEGER`).
+    case bool
+    /// A UTC instant in whole seconds since 1970 (SQLite `INTEGER`).
+    case date
+    /// Bytes (SQLite `BLOB`).
+    case data
 
     /// The SQLite column affinity.
     var sqlType: String {
@@ -26,13 +37,24 @@ public enum AttributeType: String, Sendable, Codable, CaseIterable {
 /// Strings compare and hash by their UTF-8 bytes, not by Swift's canonical equivalence: that is how
 /// SQLite's BINARY collation compares them, and a merge that mixed the two would see "é" and
 /// "e\u{301}" as one identifier in Swift and two in the store (see docs/design.md#identifiers-are-bytes).
+///
+/// ```swift
+/// try context.update(id, ["title": .string("News"), "start": .date(1_780_000_000), "length": .null])
+/// ```
 public enum Value: Sendable, CustomStringConvertible {
+    /// No value (SQL `NULL`).
     case null
+    /// Text.
     case string(String)
+    /// A 64-bit integer.
     case integer(Int64)
+    /// A double.
     case double(Double)
+    /// A boolean.
     case bool(Bool)
+    /// A UTC instant, whole seconds since 1970.
     case date(Int64)
+    /// Bytes.
     case data([UInt8])
 
     /// True for `.null`.

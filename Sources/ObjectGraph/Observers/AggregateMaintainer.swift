@@ -45,6 +45,7 @@ public final class AggregateMaintainer: ContextObserver, @unchecked Sendable {
         membersOf(parentEntity, relationship, in: model)
     }
 
+    /// Recomputes the aggregate of every parent whose members changed in the batch.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         guard let parent = context.model.entity(parentEntity), let r = parent.relationship(relationship),
               let inverse = r.inverse else { return }
@@ -102,6 +103,7 @@ public final class DirtyOwnersObserver: ContextObserver, @unchecked Sendable {
         return observed
     }
 
+    /// Records the parents whose members (or themselves) changed in the batch.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         guard let parent = context.model.entity(parentEntity), let r = parent.relationship(relationship),
               let inverse = r.inverse, let destination = context.model.entity(r.destination) else { return }

@@ -26,6 +26,7 @@ public final class TouchedObjectsObserver: ContextObserver, @unchecked Sendable 
         ObservedChanges(entities: entities, relationships: [])
     }
 
+    /// Records the objects of the watched entities that the batch changed.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         lock.withLock {
             for list in [changes.inserted, changes.updated, changes.deleted] {

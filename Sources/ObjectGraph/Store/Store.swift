@@ -195,6 +195,7 @@ public final class Store: Sendable {
 
 /// Errors opening a store.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// SQLite could not open (or create) the database at `path`; `reason` is SQLite's message.
     case cannotOpen(path: String, reason: String)
     public var description: String {
         switch self {

@@ -1,0 +1,488 @@
+// JSON written one way: every file and report tvimport writes as JSON goes through `JSONText`,
+// byte for byte what Foundation writes with sorted keys, without its cost (docs/design.md#json).
+
+/// JSON text, written directly into a byte buffer: the same bytes Foundation's `JSONEncoder` and
+/// `JSONSerialization` write with sorted keys, without their cost (Foundation boxes every value
+/// into a tree before it writes a byte; on a large import's change file that was 60 % of the run).
+/// Streaming writers (change files) call the syntax functions; everything else appends a
+/// `JSONValue` or an `Encodable` value, compact or pretty.
+///
+/// ```swift
+/// var text = JSONText()
+/// text.append(.object(["source": .string("uk"), "programmes": .integer(1200)]), pretty: true)
+/// print(text.string)
+/// ```
+public struct JSONText: Sendable {
+    /// The UTF-8 text written so far.
+    public private(set) var bytes: [UInt8] = []
+    /// Whether `/` is written `\/`, as `JSONEncoder` does unless told `.withoutEscapingSlashes`.
+    public var escapesSlashes: Bool
+    /// The order of an object's members: by default `String`'s `<` (`JSONEncoder`'s
+    /// `.sortedKeys`); documents that `JSONSerialization` used to write pass its order (numeric,
+    /// case-insensitive, which needs Foundation) to keep their bytes.
+    public var keyOrder: @Sendable (String, String) -> Bool
+
+    /// Empty text; `escapingSlashes` writes `/` as `\/` (Foundation's default), for files that
+    /// were always written so; `keyOrder` orders objects' members.
+    public init(escapingSlashes: Bool = false, keyOrder: @escaping @Sendable (String, String) -> Bool = { $0 < $1 }) {
+        escapesSlashes = escapingSlashes
+        self.keyOrder = keyOrder
+    }
+
+    /// The text written so far, as a string.
+    public var string: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Empties the text, keeping its buffer (for writing one line after another).
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
+    /// Cuts what was written after the first `count` bytes (a member that turned out empty).
+    public mutating func truncate(to count: Int) { bytes.removeLast(bytes.count - count) }
+
+    // MARK: Syntax, for streaming writers
+
+    /// Appends `text` as it is (punctuation, or JSON already written).
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `"name":`.
+    public mutating func key(_ name: String) {
+        append(string: name)
+        raw(":")
+    }
+
+    /// Appends an object with the dictionary's members in `keyOrder` (`String` order, as
+    /// `.sortedKeys`, unless told otherwise).
+    public mutating func object<V>(_ dictionary: [String: V], _ value: (inout JSONText, V) -> Void) {
+        raw("{")
+        let order = keyOrder
+        for (i, (k, v)) in dictionary.sorted(by: { order($0.key, $1.key) }).enumerated() {
+            if i > 0 { raw(",") }
+            key(k)
+            value(&self, v)
+        }
+        raw("}")
+    }
+
+    /// Appends an array of the elements, each written by `element`.
+    public mutating func array<S: Sequence>(_ elements: S, _ element: (inout JSONText, S.Element) -> Void) {
+        raw("[")
+        var first = true
+        for e in elements {
+            if !first { raw(",") }
+            first = false
+            element(&self, e)
+        }
+        raw("]")
+    }
+
+    /// Decimal digits, written without an intermediate `String` (change files hold millions).
+    public mutating func append(integer: Int64) {
+        if integer < 0 {
+            if integer == .min { bytes.append(contentsOf: String(integer).utf8); return }
+            bytes.append(UInt8(ascii: "-"))
+        }
+        append(unsigned: integer.magnitude)
+    }
+
+    /// Decimal digits of an unsigned integer.
+    public mutating func append(unsigned: UInt64) {
+        var n = unsigned
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(n % 10)
+                n /= 10
+                count += 1
+            } while n > 0
+            bytes.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// `"2026-11-22T03:00:00Z"`, the form `UTCTime.iso8601` gives, without building a `String`.
+    public mutating func append(iso8601 seconds: Int64) {
+        let c = UTCTime.components(seconds)
+        func two(_ v: Int, _ bytes: inout [UInt8]) {
+            bytes.append(UInt8(ascii: "0") + UInt8(v / 10))
+            bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
+        }
+        bytes.append(UInt8(ascii: "\""))
+        two(c.year / 100, &bytes)
+        two(c.year % 100, &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        two(c.month, &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        two(c.day, &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        two(c.hour, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        two(c.minute, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        two(c.second, &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Swift's shortest round-trip digits, without the ".0" of whole numbers (Foundation's form).
+    /// JSON has no NaN or infinity: the caller tags those (a change document writes them as text).
+    public mutating func append(number: Double) {
+        var text = number.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// A JSON string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00XX, the
+    /// rest as UTF-8 (`/` too, unless `escapesSlashes`).
+    public mutating func append(string: String) {
+        raw("\"")
+        var s = string
+        let slash: UInt8 = escapesSlashes ? 0x2F : 0x22
+        s.withUTF8 { utf8 in
+            var start = 0
+            for (i, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == slash {
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i]))
+                start = i + 1
+                switch byte {
+                case 0x22: raw("\\\"")
+                case 0x5C: raw("\\\\")
+                case 0x2F: raw("\\/")
+                case 0x08: raw("\\b")
+                case 0x09: raw("\\t")
+                case 0x0A: raw("\\n")
+                case 0x0C: raw("\\f")
+                case 0x0D: raw("\\r")
+                default:
+                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+                }
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        raw("\"")
+    }
+
+    // MARK: Values
+
+    /// Appends a value, keys sorted; `pretty` lays it out as Foundation's `.prettyPrinted` does
+    /// (see `append(prettyPrinting:)`).
+    public mutating func append(_ value: JSONValue, pretty: Bool = false) {
+        guard pretty else { return append(value) }
+        var compact = JSONText(escapingSlashes: escapesSlashes, keyOrder: keyOrder)
+        compact.append(value)
+        append(prettyPrinting: compact.bytes)
+    }
+
+    /// Appends an `Encodable` value as `JSONEncoder` with `.sortedKeys` writes it (dates and data
+    /// as their own `Codable` forms: the types written here hold neither).
+    ///
+    /// ```swift
+    /// var text = JSONText(escapingSlashes: true)
+    /// try text.append(encoding: state)
+    /// ```
+    public mutating func append(encoding value: some Encodable, pretty: Bool = false) throws {
+        append(try JSONValue(encoding: value), pretty: pretty)
+    }
+
+    private mutating func append(_ value: JSONValue) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let b): b ? raw("true") : raw("false")
+        case .integer(let i): append(integer: i)
+        case .unsigned(let u): append(unsigned: u)
+        case .double(let d): append(number: d)
+        case .string(let s): append(string: s)
+        case .array(let elements): array(elements) { $0.append($1) }
+        case .object(let members): object(members) { $0.append($1) }
+        }
+    }
+
+    /// Appends compact JSON text (as this type writes it) laid out as Foundation's
+    /// `.prettyPrinted` does: two spaces a level, `"key" : value`, an empty array or object with
+    /// an empty line between its brackets.
+    ///
+    /// ```swift
+    /// var pretty = JSONText()
+    /// pretty.append(prettyPrinting: compact.bytes)
+    /// ```
+    public mutating func append(prettyPrinting compact: [UInt8]) {
+        var level = 0, i = 0
+        func newline(_ bytes: inout [UInt8]) {
+            bytes.append(0x0A)
+            bytes.append(contentsOf: repeatElement(0x20, count: 2 * level))
+        }
+        bytes.reserveCapacity(bytes.count + compact.count + compact.count / 2)
+        while i < compact.count {
+            let byte = compact[i]
+            switch byte {
+            case UInt8(ascii: "\""):
+                // A string, copied whole (an escaped quote does not end it).
+                var j = i + 1
+                while j < compact.count && compact[j] != UInt8(ascii: "\"") { j += compact[j] == UInt8(ascii: "\\") ? 2 : 1 }
+                j = min(j + 1, compact.count)
+                bytes.append(contentsOf: compact[i..<j])
+                i = j
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                bytes.append(byte)
+                if i + 1 < compact.count, compact[i + 1] == byte + 2 {   // "}" is "{" + 2, "]" is "[" + 2
+                    bytes.append(0x0A)
+                    newline(&bytes)
+                    bytes.append(byte + 2)
+                    i += 2
+                    continue
+                }
+                level += 1
+                newline(&bytes)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                level -= 1
+                newline(&bytes)
+                bytes.append(byte)
+            case UInt8(ascii: ","):
+                bytes.append(byte)
+                newline(&bytes)
+            case UInt8(ascii: ":"):
+                bytes.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
+            default:
+                bytes.append(byte)
+            }
+            i += 1
+        }
+    }
+}
+
+/// A JSON value for `JSONText`: what reports, logs and state files are built as.
+///
+/// ```swift
+/// let line: JSONValue = .object(["level": .string("info"), "message": .string("done"), "line": .null])
+/// ```
+public enum JSONValue: Sendable, Equatable {
+    /// `null`.
+    case null
+    /// `true` or `false`.
+    case bool(Bool)
+    /// A signed integer.
+    case integer(Int64)
+    /// An unsigned integer (above `Int64.max` as well).
+    case unsigned(UInt64)
+    /// A number, written in Swift's shortest round-trip form (finite values only).
+    case double(Double)
+    /// A string.
+    case string(String)
+    /// An array.
+    case array([JSONValue])
+    /// An object; its members are written in key order.
+    case object([String: JSONValue])
+
+    /// The value `JSONEncoder` would encode `value` as (sorted keys; optional members left out
+    /// when nil, as synthesized `Codable` does).
+    ///
+    /// ```swift
+    /// let value = try JSONValue(encoding: ["uk": 3, "de": 1])
+    /// ```
+    public init(encoding value: some Encodable) throws {
+        let encoder = ValueEncoder()
+        try value.encode(to: encoder)
+        self = encoder.storage.value
+    }
+}
+
+// MARK: - Encodable -> JSONValue
+
+/// A container's value while it is encoded. A nested container's box hands each new value to
+/// its parent (`placed`), which puts it under its key or index.
+private final class Box {
+    var value: JSONValue {
+        didSet { placed?(value) }
+    }
+    private let placed: ((JSONValue) -> Void)?
+    init(_ value: JSONValue, placed: ((JSONValue) -> Void)? = nil) {
+        self.value = value
+        self.placed = placed
+        placed?(value)
+    }
+}
+
+/// Encodes into a `JSONValue`: the one `Encoder` JSONText needs for the `Codable` state files.
+private final class ValueEncoder: Encoder {
+    let codingPath: [any CodingKey]
+    let userInfo: [CodingUserInfoKey: Any] = [:]
+    let storage: Box
+
+    init(codingPath: [any CodingKey] = [], storage: Box = Box(.null)) {
+        self.codingPath = codingPath
+        self.storage = storage
+    }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        if case .object = storage.value {} else { storage.value = .object([:]) }
+        return KeyedEncodingContainer(KeyedValueContainer<Key>(box: storage, codingPath: codingPath))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        if case .array = storage.value {} else { storage.value = .array([]) }
+        return UnkeyedValueContainer(box: storage, codingPath: codingPath)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        SingleValueContainer(box: storage, codingPath: codingPath)
+    }
+
+    /// A value of a nested `Encodable`: scalars directly, the rest through a nested encoder.
+    static func encode(_ value: some Encodable, codingPath: [any CodingKey]) throws -> JSONValue {
+        switch value {
+        case let v as String: return .string(v)
+        case let v as Bool: return .bool(v)
+        case let v as Int: return .integer(Int64(v))
+        case let v as Int64: return .integer(v)
+        case let v as Int32: return .integer(Int64(v))
+        case let v as UInt64: return .unsigned(v)
+        case let v as Double: return try double(v, codingPath)
+        default:
+            let encoder = ValueEncoder(codingPath: codingPath)
+            try value.encode(to: encoder)
+            return encoder.storage.value
+        }
+    }
+
+    static func double(_ v: Double, _ codingPath: [any CodingKey]) throws -> JSONValue {
+        guard v.isFinite else {
+            throw EncodingError.invalidValue(v, .init(codingPath: codingPath, debugDescription: "JSON has no \(v)"))
+        }
+        return .double(v)
+    }
+}
+
+private struct KeyedValueContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let box: Box
+    let codingPath: [any CodingKey]
+
+    private func set(_ value: JSONValue, _ key: Key) {
+        guard case .object(var members) = box.value else { return }
+        box.value = .null   // no second reference while it changes: no copy of the members
+        members[key.stringValue] = value
+        box.value = .object(members)
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { set(.string(value), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { set(try ValueEncoder.double(value, codingPath + [key]), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { set(try ValueEncoder.double(Double(value), codingPath + [key]), key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { set(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { set(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { set(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { set(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { set(.integer(value), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { set(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { set(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { set(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.unsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { set(.unsigned(value), key) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        set(try ValueEncoder.encode(value, codingPath: codingPath + [key]), key)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        let nested = Box(.object([:])) { [self] in set($0, key) }
+        return KeyedEncodingContainer(KeyedValueContainer<NestedKey>(box: nested, codingPath: codingPath + [key]))
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let nested = Box(.array([])) { [self] in set($0, key) }
+        return UnkeyedValueContainer(box: nested, codingPath: codingPath + [key])
+    }
+
+    mutating func superEncoder() -> any Encoder { ValueEncoder(codingPath: codingPath) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { ValueEncoder(codingPath: codingPath + [key]) }
+}
+
+private struct IndexKey: CodingKey {
+    let intValue: Int?
+    var stringValue: String { "\(intValue ?? 0)" }
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
+}
+
+private struct UnkeyedValueContainer: UnkeyedEncodingContainer {
+    let box: Box
+    let codingPath: [any CodingKey]
+    var count: Int {
+        if case .array(let elements) = box.value { elements.count } else { 0 }
+    }
+
+    private func append(_ value: JSONValue) {
+        guard case .array(var elements) = box.value else { return }
+        box.value = .null
+        elements.append(value)
+        box.value = .array(elements)
+    }
+
+    mutating func encodeNil() throws { append(.null) }
+    mutating func encode(_ value: Bool) throws { append(.bool(value)) }
+    mutating func encode(_ value: String) throws { append(.string(value)) }
+    mutating func encode(_ value: Double) throws { append(try ValueEncoder.double(value, codingPath + [IndexKey(count)])) }
+    mutating func encode(_ value: Float) throws { append(try ValueEncoder.double(Double(value), codingPath + [IndexKey(count)])) }
+    mutating func encode(_ value: Int) throws { append(.integer(Int64(value))) }
+    mutating func encode(_ value: Int8) throws { append(.integer(Int64(value))) }
+    mutating func encode(_ value: Int16) throws { append(.integer(Int64(value))) }
+    mutating func encode(_ value: Int32) throws { append(.integer(Int64(value))) }
+    mutating func encode(_ value: Int64) throws { append(.integer(value)) }
+    mutating func encode(_ value: UInt) throws { append(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt8) throws { append(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt16) throws { append(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt32) throws { append(.unsigned(UInt64(value))) }
+    mutating func encode(_ value: UInt64) throws { append(.unsigned(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        append(try ValueEncoder.encode(value, codingPath: codingPath + [IndexKey(count)]))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let index = count, path = codingPath + [IndexKey(count)]
+        append(.null)
+        let nested = Box(.object([:])) { [self] in replace(index, $0) }
+        return KeyedEncodingContainer(KeyedValueContainer<NestedKey>(box: nested, codingPath: path))
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let index = count, path = codingPath + [IndexKey(count)]
+        append(.null)
+        let nested = Box(.array([])) { [self] in replace(index, $0) }
+        return UnkeyedValueContainer(box: nested, codingPath: path)
+    }
+
+    private func replace(_ index: Int, _ value: JSONValue) {
+        guard case .array(var elements) = box.value, index < elements.count else { return }
+        box.value = .null
+        elements[index] = value
+        box.value = .array(elements)
+    }
+
+    mutating func superEncoder() -> any Encoder { ValueEncoder(codingPath: codingPath) }
+}
+
+private struct SingleValueContainer: SingleValueEncodingContainer {
+    let box: Box
+    let codingPath: [any CodingKey]
+
+    mutating func encodeNil() throws { box.value = .null }
+    mutating func encode(_ value: Bool) throws { box.value = .bool(value) }
+    mutating func encode(_ value: String) throws { box.value = .string(value) }
+    mutating func encode(_ value: Double) throws { box.value = try ValueEncoder.double(value, codingPath) }
+    mutating func encode(_ value: Float) throws { box.value = try ValueEncoder.double(Double(value), codingPath) }
+    mutating func encode(_ value: Int) throws { box.value = .integer(Int64(value)) }
+    mutating func encode(_ value: Int8) throws { box.value = .integer(Int64(value)) }
+    mutating func encode(_ value: Int16) throws { box.value = .integer(Int64(value)) }
+    mutating func encode(_ value: Int32) throws { box.value = .integer(Int64(value)) }
+    mutating func encode(_ value: Int64) throws { box.value = .integer(value) }
+    mutating func encode(_ value: UInt) throws { box.value = .unsigned(UInt64(value)) }
+    mutating func encode(_ value: UInt8) throws { box.value = .unsigned(UInt64(value)) }
+    mutating func encode(_ value: UInt16) throws { box.value = .unsigned(UInt64(value)) }
+    mutating func encode(_ value: UInt32) throws { box.value = .unsigned(UInt64(value)) }
+    mutating func encode(_ value: UInt64) throws { box.value = .unsigned(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        box.value = try ValueEncoder.encode(value, codingPath: codingPath)
+    }
+}
