@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar) -> Publish -> Job -> tvimport.
+// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar), XMLTVExport -> Publish -> Job -> tvimport.
 import PackageDescription
 
 let package = Package(
@@ -27,6 +27,8 @@ let package = Package(
         // C libraries, each behind one small shim.
         // CLibXML2 also holds zlib, with which the XMLTV reader inflates gzip itself.
         .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev", "zlib1g-dev"])]),
+        // zlib for gzip output (Sources/Primitives/Gzip.swift); CLibXML2's copy stays inside the reader.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // OpenSSL's libcrypto, which libcurl already links: MD5 and SHA-256 for object storage.
         .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
@@ -35,7 +37,7 @@ let package = Package(
 
         // Written once, used everywhere, no Foundation: UTC instants and civil dates, FNV-1a,
         // durable file replacement.
-        .target(name: "Primitives", dependencies: ["CLinuxCalls"]),
+        .target(name: "Primitives", dependencies: ["CLinuxCalls", "CZlib"]),
 
         // A small Core Data for Linux: entity model built from modules, SQLite store, contexts,
         // change notifications and the model-driven diff.
@@ -79,15 +81,18 @@ let package = Package(
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
         .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
 
+        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request).
+        .target(name: "XMLTVExport", dependencies: ["XMLTV", "XMLTVImport", "Listings", "ObjectGraph", "Primitives"]),
+
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish", "XMLTVExport",
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
         // `tvimport serve`: the feeds, the guide and the model-generated interface over HTTP.
         .target(name: "Serve", dependencies: [
-            "Job", "ObjectGraph", "Listings", "Feeds", "CLibXML2", "Primitives",
+            "Job", "ObjectGraph", "Listings", "Feeds", "Primitives",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -116,6 +121,7 @@ let package = Package(
         // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "TestSupport"]),
+        .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.

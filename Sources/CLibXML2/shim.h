@@ -23,8 +23,4 @@ static inline void tv_ignoreGenericError(void *context, const char *message, ...
 static inline void tv_silenceGenericErrors(void) { xmlSetGenericErrorFunc(NULL, tv_ignoreGenericError); }
 // inflateInit2 is a macro (it passes the library version and struct size): Swift cannot call it.
 static inline int tv_inflateInit2(z_streamp stream, int windowBits) { return inflateInit2(stream, windowBits); }
-// The same for deflateInit2 (`serve` compresses each feed once, as gzip).
-static inline int tv_deflateInit2(z_streamp stream, int level, int windowBits) {
-    return deflateInit2(stream, level, Z_DEFLATED, windowBits, 8, Z_DEFAULT_STRATEGY);
-}
 #endif

@@ -3,34 +3,41 @@ import Foundation
 import ObjectGraph
 import Primitives
 
-/// `tvimport export`: (re)writes the feeds from the database.
+/// `tvimport export`: (re)writes the feeds and/or the guide as one XMLTV file from the database.
 ///
 /// ```swift
 /// var export = ExportCommand(database: "tv.sqlite", output: "feeds")
 /// export.pastHours = 48
+/// export.xmltv = "guide.xml.gz"
 /// let (text, status) = try export.run()
 /// ```
 public struct ExportCommand {
     public var database: String
-    public var output: String
+    /// The feed directory; nil writes no feeds (then `xmltv` is required).
+    public var output: String?
+    /// The XMLTV file to write (gzip when it ends in .gz).
+    public var xmltv: String?
     /// Filtered feeds, base URL, UID domain and windows; its sources are not needed.
     public var config: JobConfig?
     /// Overrides the config's `feeds.pastHours`.
     public var pastHours: Int?
     public var now = Int64(Date().timeIntervalSince1970)
 
-    public init(database: String, output: String) {
+    public init(database: String, output: String?) {
         self.database = database
         self.output = output
     }
 
     public func run() throws -> (output: String, status: ExitStatus) {
+        guard output != nil || xmltv != nil else { throw JobError(.usage, "export: give --out DIR, --xmltv FILE or both") }
         var config = self.config ?? JobConfig()
         config.database = database
-        config.output = output
         if let pastHours { config.pastHours = pastHours }
         let model = try StoreAccess.model(forDatabase: database, userModules: config.modules)
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let xmltvLine = try xmltv.map { try XMLTVExportStep.run(store: store, path: $0) }
+        guard let output else { return (xmltvLine ?? "", .success) }
+        config.output = output
         let report: ExportReport
         do {
             report = try config.exporter(store: store, now: now).export()
@@ -38,10 +45,13 @@ public struct ExportCommand {
             throw JobError(.cannotCreate, "export to \(output) failed: \(error)")
         }
         var text = "feeds: \(report.written.count) written, \(report.unchanged.count) unchanged, \(report.removed.count) removed in \(output)/"
+        if let xmltvLine { text += "\n" + xmltvLine }
         if report.events == 0 {
             text += "\n" + (try emptyWindowExplanation(store, windowStart: now - Int64(config.pastHours) * 3600))
         }
-        // With `publish` in the config, export publishes what it wrote, as run does.
+        // With `publish` in the config, export publishes what it wrote, as run does (the XMLTV file
+        // written now, else the one the config names).
+        if let xmltv { config.xmltv = xmltv }
         guard let published = PublishCommand.publish(config: config, feedDirectory: output) else { return (text, .success) }
         return (text + "\n" + published.line, published.status)
     }

@@ -104,20 +104,32 @@ public struct NightlyJob {
         } else if !dryRun {
             // Always export: the exporter rebuilds only dirty channels (and those edited since
             // the last export), so a quiet night costs a read of the channel list.
+            var exportedFeeds = false
             do {
                 let exported = try config.exporter(store: store, now: now).export(channels: force ? nil : dirty.dirtyOwners)
+                exportedFeeds = true
                 exportLine = exported.written.isEmpty && exported.removed.isEmpty
                     ? "feeds: nothing changed, \(config.output)/ left as it was"
                     : "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged, \(exported.removed.count) removed in \(config.output)/ (open \(config.output)/index.html)"
-                if let published = PublishCommand.publish(config: config, feedDirectory: config.output) {
-                    exportLine += "\n" + published.line
-                    if published.status != .success { JobLog.logger.error("\(published.line)") }
-                    if status == .success { status = published.status }
-                }
             } catch {
                 if status == .success { status = .cannotCreate }
                 exportLine = "feeds: export failed: \(error)"
                 JobLog.logger.error("export failed: \(error)")
+            }
+            if let xmltv = config.xmltv {
+                do {
+                    exportLine += "\n" + (try XMLTVExportStep.run(store: store, path: xmltv))
+                } catch {
+                    if status == .success { status = .cannotCreate }
+                    exportLine += "\n\(error)"
+                    JobLog.logger.error("\(error)")
+                }
+            }
+            // Published last, so that the XMLTV file of this run goes up with its feeds.
+            if exportedFeeds, let published = PublishCommand.publish(config: config, feedDirectory: config.output) {
+                exportLine += "\n" + published.line
+                if published.status != .success { JobLog.logger.error("\(published.line)") }
+                if status == .success { status = published.status }
             }
             try? RunLog.record(database: config.database, started: now, command: "run", dryRun: false, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ") + (pruned > 0 ? "; \(pruned) pruned" : ""))

@@ -1,4 +1,3 @@
-import CLibXML2
 import Foundation
 import Primitives
 import Hummingbird
@@ -109,7 +108,7 @@ public final class FeedFiles: @unchecked Sendable {
             if let previous, previous.etag == tag + "\"" {
                 gzipBody = previous.gzipBody
             } else {
-                gzipBody = Gzip.compress(bytes).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil }
+                gzipBody = GzipDeflater.gzip(bytes, level: 9).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil }
                 onCompress()
             }
             let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzipBody, etag: tag + "\"", gzipETag: tag + "-gz\"",
@@ -130,27 +129,4 @@ func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
     var hash = FNV1a()
     hash.add(bytes)
     return hash.value
-}
-
-/// gzip through zlib (linked for the XMLTV reader, Sources/CLibXML2).
-enum Gzip {
-    static func compress(_ input: [UInt8]) -> [UInt8]? {
-        var stream = z_stream()
-        // 15 + 16: a gzip wrapper rather than zlib's.
-        guard tv_deflateInit2(&stream, 9, 15 + 16) == Z_OK else { return nil }
-        defer { deflateEnd(&stream) }
-        var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, uLong(input.count))) + 32)
-        let status: Int32 = input.withUnsafeBufferPointer { inBuf in
-            output.withUnsafeMutableBufferPointer { outBuf in
-                stream.next_in = UnsafeMutablePointer(mutating: inBuf.baseAddress)
-                stream.avail_in = uInt(inBuf.count)
-                stream.next_out = outBuf.baseAddress
-                stream.avail_out = uInt(outBuf.count)
-                return deflate(&stream, Z_FINISH)
-            }
-        }
-        guard status == Z_STREAM_END else { return nil }
-        output.removeSubrange(Int(stream.total_out)...)
-        return output
-    }
 }

@@ -220,16 +220,18 @@ struct Run: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "(Re)write the iCalendar feeds and index.html from the database.",
+        abstract: "(Re)write the iCalendar feeds and index.html, and/or the guide as one XMLTV file.",
         discussion: """
-            Unchanged feeds keep their bytes and mtime. Without --config the feeds cover the past 24 hours (--past-hours) and everything ahead; a config adds filtered feeds, the base URL and its windows.
+            Unchanged files keep their bytes and mtime. Without --config the feeds cover the past 24 hours (--past-hours) and everything ahead; a config adds filtered feeds, the base URL and its windows. The XMLTV file (gzip when its name ends in .gz) is the stored guide (times repaired, duplicates gone, stops inferred, local hiding applied): what Jellyfin, Kodi's IPTV Simple or tvheadend read. With --xmltv alone no feeds are written.
 
-            Example:
+            Examples:
               tvimport export --db tv.sqlite --out /var/www/tv --config /etc/tvimport/config.json
+              tvimport export --db tv.sqlite --xmltv /srv/media/guide.xml.gz
             """)
 
     @OptionGroup var database: DatabaseOption
     @Option(help: "The output directory (default: the config's output, else ./feeds).") var out: String?
+    @Option(help: "The XMLTV file to write (gzip when it ends in .gz).") var xmltv: String?
     @Option(help: "A config file for filtered feeds, base URL and windows.") var config: String?
     @Option(help: "How many hours of the past the feeds keep (default: the config's, else 24).") var pastHours: Int?
 
@@ -240,9 +242,10 @@ struct Export: ParsableCommand {
     func run() throws {
         finish {
             let cfg = try config.map { try JobConfig.load(path: $0, requireSources: false) }
-            var export = ExportCommand(database: database.resolved(config: cfg), output: out ?? cfg?.output ?? "feeds")
+            var export = ExportCommand(database: database.resolved(config: cfg), output: out ?? (xmltv == nil ? cfg?.output ?? "feeds" : nil))
             export.config = cfg
             export.pastHours = pastHours
+            export.xmltv = xmltv
             return try export.run()
         }
     }

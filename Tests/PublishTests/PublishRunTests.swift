@@ -194,17 +194,23 @@ struct PublishRunTests {
         let store = try MotoServer()
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide(["alpha.test": "Alpha"]))
-        // The XMLTV export file as `run` writes it when the config names one (`"xmltv": "PATH"`).
-        try box.write("export.xml", makeGuide(["alpha.test": "Alpha"]))
+        // `run` writes the XMLTV file the config names (`"xmltv": "PATH"`) before it publishes, so
+        // the object is this run's file, not the last run's.
         try box.write("config.json", config(box, endpoint: store.endpoint, extra: ", \"xmltv\": \"\(box.path("export.xml"))\""))
         #expect(try box.tvimport(["run", "--config", "config.json"], environment: store.environment).status == 0)
         var stored = try store.objects(prefix: prefix)
         #expect(stored[prefix + "export.xml"]?.contentType == "application/xml")
         #expect(stored[prefix + "export.xml"]?.etag == (try md5Hex(Data(contentsOf: URL(fileURLWithPath: box.path("export.xml"))))))
+        try box.write("guide.xml", makeGuide(["alpha.test": "Alpha", "beta.test": "Beta"]))
+        #expect(try box.tvimport(["run", "--config", "config.json"], environment: store.environment).status == 0)
+        let written = try String(contentsOfFile: box.path("export.xml"), encoding: .utf8)
+        #expect(written.contains("<channel id=\"beta.test\">"), "the second run's guide")
+        stored = try store.objects(prefix: prefix)
+        #expect(stored[prefix + "export.xml"]?.etag == (try md5Hex(Data(written.utf8))), "the second run published its own XMLTV file")
 
-        try FileManager.default.copyItem(atPath: box.path("export.xml"), toPath: box.path("export.xml.gz"))
-        try box.write("config.json", config(box, endpoint: store.endpoint, extra: ", \"xmltv\": \"\(box.path("export.xml.gz"))\""))
-        let exported = try box.tvimport(["export", "--db", "tv.sqlite", "--out", "feeds", "--config", "config.json"], environment: store.environment)
+        // `export --xmltv` publishes the file it wrote (gzip: application/gzip).
+        let exported = try box.tvimport(["export", "--db", "tv.sqlite", "--out", "feeds", "--xmltv", "export.xml.gz", "--config", "config.json"],
+                                        environment: store.environment)
         #expect(exported.status == 0, "\(exported.stderr)")
         #expect(exported.stdout.contains("publish: 1 uploaded"), "\(exported.stdout)")
         stored = try store.objects(prefix: prefix)

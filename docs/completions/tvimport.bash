@@ -233,7 +233,7 @@ _tvimport_export() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --out --config --past-hours)
+    non_repeating_options=(--db --out --xmltv --config --past-hours)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
@@ -242,6 +242,9 @@ _tvimport_export() {
         return
         ;;
     '--out')
+        return
+        ;;
+    '--xmltv')
         return
         ;;
     '--config')

@@ -52,7 +52,7 @@ _tvimport() {
         local -ar subcommands=(
             'run:The nightly job: fetch, parse, merge, export, report (the default command).'
             'import:Merge XMLTV files (plain or gzip) or URLs into the database as one source.'
-            'export:(Re)write the iCalendar feeds and index.html from the database.'
+            'export:(Re)write the iCalendar feeds and index.html, and/or the guide as one XMLTV file.'
             'publish:Upload what changed in the feeds to the config'\''s object store (publish.s3).'
             'edit:Set attributes of a stored object (local edits survive imports unless whitelisted).'
             'status:Show what is stored and the last runs.'
@@ -126,6 +126,7 @@ _tvimport_export() {
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
         '--out[The output directory (default\: the config'\''s output, else ./feeds).]:out:'
+        '--xmltv[The XMLTV file to write (gzip when it ends in .gz).]:xmltv:'
         '--config[A config file for filtered feeds, base URL and windows.]:config:'
         '--past-hours[How many hours of the past the feeds keep (default\: the config'\''s, else 24).]:past-hours:'
         '--version[Show the version.]'
