@@ -134,6 +134,16 @@ public final class FeedExporter {
         let previousState = ExportState.load(path(ExportState.file))
         let limit = previousState?.options == optionsKey ? requested : nil
         var state = ExportState(options: optionsKey, channels: [:], files: [])
+        // A kept feed's counts for the index: from the last export's state while the file is the
+        // one it wrote (same size and mtime), so a quiet night reads no feed.
+        let previousStatistics = previousState?.statistics ?? [:]
+        func kept(_ file: String) -> (events: Int, bytes: Int, lastChange: Int64)? {
+            if let known = previousStatistics[file], let identity = Self.identity(ofFileAt: path(file)),
+               identity.size == known.bytes, identity.modified == known.modified {
+                return (known.events, known.bytes, known.lastChange)
+            }
+            return Self.statistics(ofFeedAt: path(file))
+        }
         var report = ExportReport()
         var entries: [FeedEntry] = []
         var produced = Set<String>(["index.html"])
@@ -174,7 +184,7 @@ public final class FeedExporter {
                 let title = Self.channelName(c)
                 let dirty = dirtyChannels.contains(c.id.rowID)
                 let feedsWanting = regenerateFilters ? filters.filter { $0.takes(channel: xmltvId, hidden: hidden) } : []
-                if !hidden && !dirty, fm.fileExists(atPath: path(file)), let kept = Self.statistics(ofFeedAt: path(file)) {
+                if !hidden && !dirty, fm.fileExists(atPath: path(file)), let kept = kept(file) {
                     if !feedsWanting.isEmpty {
                         let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
                         for f in feedsWanting { f.events += events.filter(f.matches) }
@@ -227,7 +237,7 @@ public final class FeedExporter {
         for (f, file) in zip(filters, filterFiles) {
             let title = f.feed.title ?? f.feed.name
             produced.insert(file)
-            if !regenerateFilters, let kept = Self.statistics(ofFeedAt: path(file)) {
+            if !regenerateFilters, let kept = kept(file) {
                 entries.append(FeedEntry(file: file, title: title, events: kept.events, bytes: kept.bytes, lastChange: kept.lastChange))
                 report.unchanged.append(file)
                 continue
@@ -249,6 +259,12 @@ public final class FeedExporter {
         try publish(staged, report: &report)
         staged = []
         state.files = produced.sorted()
+        var statistics: [String: FeedStatistics] = [:]
+        for e in entries {
+            guard let identity = Self.identity(ofFileAt: path(e.file)), identity.size == e.bytes else { continue }
+            statistics[e.file] = FeedStatistics(events: e.events, bytes: e.bytes, lastChange: e.lastChange, modified: identity.modified)
+        }
+        state.statistics = statistics
         try removeStaleFeeds(previous: previousState?.files ?? [], keeping: produced, report: &report)
         try write(Array(IndexPage.render(entries, baseURL: options.baseURL).utf8), to: "index.html", report: &report)
         if previousState != state {
@@ -316,6 +332,9 @@ public final class FeedExporter {
         var channels: [String: String]
         /// The files written or kept: only these are ever removed by a later export.
         var files: [String]
+        /// What the index shows of each feed, with the mtime of the file it was counted in
+        /// (absent in states written before it was kept).
+        var statistics: [String: FeedStatistics]?
 
         static func load(_ path: String) -> ExportState? {
             guard let data = FileManager.default.contents(atPath: path) else { return nil }
@@ -450,6 +469,21 @@ public final class FeedExporter {
 
     /// Events, size and latest LAST-MODIFIED of a feed this exporter wrote earlier (for the index
     /// entry of a feed that is kept as it is); nil when it cannot be read.
+    /// A feed's counts as the index shows them, and the mtime (nanoseconds) of the file counted.
+    struct FeedStatistics: Codable, Equatable {
+        var events: Int
+        var bytes: Int
+        var lastChange: Int64
+        var modified: Int64
+    }
+
+    /// A file's size and mtime in nanoseconds, or nil when it cannot be read.
+    static func identity(ofFileAt path: String) -> (size: Int, modified: Int64)? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return (Int(st.st_size), Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
+    }
+
     static func statistics(ofFeedAt path: String) -> (events: Int, bytes: Int, lastChange: Int64)? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         return data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (Int, Int, Int64) in

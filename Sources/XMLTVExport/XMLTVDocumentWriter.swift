@@ -20,9 +20,9 @@ public struct XMLTVDocumentWriter {
 
     /// A `<channel>`: display names (the id when it has none: the DTD wants one), icons, urls.
     public mutating func write(_ channel: XMLTVChannel) throws {
-        append("  <channel id=\"")
-        escaped(channel.id, attribute: true)
-        append("\">\n")
+        append("  <channel")
+        attribute("id", channel.id)
+        append(">\n")
         let names = channel.displayNames.filter { !$0.text.isEmpty }
         for name in names.isEmpty ? [LocalizedText(text: channel.id)] : names { localized("display-name", name) }
         for icon in channel.icons { write(icon, indent: "    ") }
@@ -54,11 +54,7 @@ public struct XMLTVDocumentWriter {
                 for c in p.credits where c.role == role {
                     append("      <\(role)")
                     if role == "actor" {
-                        if let character = c.character {
-                            append(" role=\"")
-                            escaped(character, attribute: true)
-                            append("\"")
-                        }
+                        if let character = c.character { attribute("role", character) }
                         if c.isGuest { append(" guest=\"yes\"") }
                     }
                     append(">")
@@ -80,9 +76,9 @@ public struct XMLTVDocumentWriter {
         // An xmltv_ns number that breaks its own grammar ("00.05") is left out: tv_validate_file
         // refuses it and media servers would misread it.
         for e in p.episodeNumbers where e.system != "xmltv_ns" || Self.isWellFormedXMLTVNS(e.raw) {
-            append("    <episode-num system=\"")
-            escaped(e.system, attribute: true)
-            append("\">")
+            append("    <episode-num")
+            attribute("system", e.system)
+            append(">")
             escaped(e.raw, attribute: false)
             append("</episode-num>\n")
         }
@@ -90,16 +86,8 @@ public struct XMLTVDocumentWriter {
         fields("audio", p.audio, order: ["present", "stereo"])
         if p.previouslyShown {
             append("    <previously-shown")
-            if let start = p.previouslyShownStart {
-                append(" start=\"")
-                escaped(start, attribute: true)
-                append("\"")
-            }
-            if let channel = p.previouslyShownChannel {
-                append(" channel=\"")
-                escaped(channel, attribute: true)
-                append("\"")
-            }
+            if let start = p.previouslyShownStart { attribute("start", start) }
+            if let channel = p.previouslyShownChannel { attribute("channel", channel) }
             append("/>\n")
         }
         if p.premiere { append("    <premiere/>\n") }
@@ -165,20 +153,15 @@ public struct XMLTVDocumentWriter {
 
     private mutating func localized(_ name: String, _ text: LocalizedText) {
         append("    <\(name)")
-        if let lang = text.lang, !lang.isEmpty {
-            append(" lang=\"")
-            escaped(lang, attribute: true)
-            append("\"")
-        }
+        if let lang = text.lang, !lang.isEmpty { attribute("lang", lang) }
         append(">")
         escaped(text.text, attribute: false)
         append("</\(name)>\n")
     }
 
     private mutating func write(_ icon: Icon, indent: String) {
-        append(indent + "<icon src=\"")
-        escaped(icon.src, attribute: true)
-        append("\"")
+        append(indent + "<icon")
+        attribute("src", icon.src)
         if let width = icon.width { append(" width=\"\(width)\"") }
         if let height = icon.height { append(" height=\"\(height)\"") }
         append("/>\n")
@@ -198,14 +181,17 @@ public struct XMLTVDocumentWriter {
 
     private mutating func rating(_ name: String, _ r: Rating) {
         append("    <\(name)")
-        if let system = r.system {
-            append(" system=\"")
-            escaped(system, attribute: true)
-            append("\"")
-        }
+        if let system = r.system { attribute("system", system) }
         append("><value>")
         escaped(r.value, attribute: false)
         append("</value></\(name)>\n")
+    }
+
+    /// ` NAME="VALUE"`, the value escaped.
+    private mutating func attribute(_ name: String, _ value: String) {
+        append(" \(name)=\"")
+        escaped(value, attribute: true)
+        append("\"")
     }
 
     /// XML text: markup characters as entities; a carriage return and, in attributes, tabs and

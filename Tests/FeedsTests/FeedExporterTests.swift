@@ -62,6 +62,35 @@ import XMLTVImport
         #expect(text.contains("CATEGORIES:News\r\n"))
     }
 
+    /// A quiet export reads no feed: a kept feed's counts for the index come from the last
+    /// export's state while the file has the size and mtime it was counted with. Here the feed is
+    /// overwritten behind the exporter's back with as many bytes and its mtime put back: the index
+    /// still shows the counts of the state (a read would count no event). Once the mtime differs,
+    /// the file is counted again.
+    @Test func aQuietExportTakesKeptFeedsCountsFromItsState() throws {
+        let (store, options) = try importedGuide()
+        _ = try FeedExporter(store: store, options: options).export()
+        let path = directory + "/feeds/one.tv.ics", index = directory + "/feeds/index.html"
+        let row = "<td>One</td><td>2</td>"
+        #expect(try String(contentsOfFile: index, encoding: .utf8).contains(row))
+        let size = try Data(contentsOf: URL(fileURLWithPath: path)).count
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        try Data(repeating: UInt8(ascii: "x"), count: size).write(to: URL(fileURLWithPath: path))
+        // The mtime put back to the nanosecond (FileManager's dates are coarser).
+        var times = [st.st_atim, st.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        // Nothing dirty, as on a night whose sources did not change.
+        let quiet = try FeedExporter(store: store, options: options).export(channels: [])
+        #expect(quiet.written.isEmpty, "\(quiet.written)")
+        #expect(try String(contentsOfFile: index, encoding: .utf8).contains(row), "the counts came from the state, not the file")
+
+        times[1].tv_sec -= 60
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        _ = try FeedExporter(store: store, options: options).export(channels: [])
+        #expect(try String(contentsOfFile: index, encoding: .utf8).contains("<td>One</td><td>0</td>"), "a file changed behind its back is counted again")
+    }
+
     /// Feeds are rendered and written on a thread of their own: a feed that cannot be replaced
     /// (here a directory stands where the file goes) still fails the export, naming the file, and
     /// leaves no temporary file behind.
