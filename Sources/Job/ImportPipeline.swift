@@ -87,8 +87,11 @@ struct ImportPipeline {
         }
         // Validators and the content hash describe one download: with several inputs every one is
         // fetched in full, since the import needs all of them together.
-        let conditional: Bool
-        if !options.force, source.inputs.count == 1, case .fetched = source.inputs[0] { conditional = true } else { conditional = false }
+        // --force fetches in full and imports whatever came, but still keeps the validators, so
+        // the next night's run is a conditional GET again.
+        let singleDownload: Bool
+        if source.inputs.count == 1, case .fetched = source.inputs[0] { singleDownload = true } else { singleDownload = false }
+        let conditional = singleDownload && !options.force
         let previous = conditional ? (try? FetchState.load(store, source: source.name)) ?? nil : nil
         for input in source.inputs {
             switch input {
@@ -133,7 +136,7 @@ struct ImportPipeline {
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
-            if !options.dryRun, conditional, let (url, d) = downloads.first {
+            if !options.dryRun, singleDownload, let (url, d) = downloads.first {
                 keepLastGood(d, source: source.name)
                 try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
             }

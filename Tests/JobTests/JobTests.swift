@@ -277,6 +277,14 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         let s2 = (parseJSON(second.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s2?["status"] as? String == "unchanged", "report: \(second.stdout)")
 
+        // A forced first run (as after `tvimport run --force` on a new database) still keeps the
+        // validators: the next run is a conditional GET answered 304, and nothing is parsed.
+        try box.write("forced.json", makeConfig(database: "forced.sqlite", sources: [("web", base + "/guide.xml")]))
+        #expect(try box.run(["run", "--config", "forced.json", "--force"]).status == 0)
+        let afterForce = try box.run(["run", "--config", "forced.json", "--format", "json"])
+        let s3 = (parseJSON(afterForce.stdout)?["sources"] as? [[String: Any]])?.first
+        #expect(s3?["status"] as? String == "unchanged" && s3?["programmesRead"] == nil, "report: \(afterForce.stdout)")
+
         let db = try storedData(box, "tv.sqlite")
         try box.write("c404.json", makeConfig(sources: [("web", base + "/nothing-here.xml")]))
         let missing = try box.run(["run", "--config", "c404.json"])
