@@ -184,7 +184,7 @@ public final class FeedExporter {
                 let title = Self.channelName(c)
                 let dirty = dirtyChannels.contains(c.id.rowID)
                 let feedsWanting = regenerateFilters ? filters.filter { $0.takes(channel: xmltvId, hidden: hidden) } : []
-                if !hidden && !dirty, fm.fileExists(atPath: path(file)), let kept = kept(file) {
+                if !hidden && !dirty, let kept = kept(file) {
                     if !feedsWanting.isEmpty {
                         let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
                         for f in feedsWanting { f.events += events.filter(f.matches) }
@@ -467,8 +467,6 @@ public final class FeedExporter {
 
     private func path(_ file: String) -> String { options.outputDirectory + "/" + file }
 
-    /// Events, size and latest LAST-MODIFIED of a feed this exporter wrote earlier (for the index
-    /// entry of a feed that is kept as it is); nil when it cannot be read.
     /// A feed's counts as the index shows them, and the mtime (nanoseconds) of the file counted.
     struct FeedStatistics: Codable, Equatable {
         var events: Int
@@ -484,6 +482,8 @@ public final class FeedExporter {
         return (Int(st.st_size), Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec))
     }
 
+    /// Events, size and latest LAST-MODIFIED of a feed this exporter wrote earlier (for the index
+    /// entry of a feed that is kept as it is); nil when it cannot be read.
     static func statistics(ofFeedAt path: String) -> (events: Int, bytes: Int, lastChange: Int64)? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         return data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> (Int, Int, Int64) in

@@ -40,11 +40,11 @@ public final class GzipDeflater {
 
     /// Compresses `bytes`, handing each block of output to `sink`; `finish` ends the gzip member.
     public func compress<E: Error>(_ bytes: [UInt8], finish: Bool, _ sink: (ArraySlice<UInt8>) throws(E) -> Void) throws(E) {
-        var bytes = bytes
         let capacity = output.count
         var failed: Int32?
-        try bytes.withUnsafeMutableBufferPointer { (input) throws(E) in
-            stream.pointee.next_in = input.baseAddress
+        // zlib only reads the input (its `next_in` is not const for old compilers' sake): no copy.
+        try bytes.withUnsafeBufferPointer { (input) throws(E) in
+            stream.pointee.next_in = UnsafeMutablePointer(mutating: input.baseAddress)
             stream.pointee.avail_in = UInt32(input.count)
             defer { stream.pointee.next_in = nil }
             while true {

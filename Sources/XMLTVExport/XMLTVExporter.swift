@@ -12,10 +12,10 @@ public struct XMLTVExportReport: Sendable {
     public var programmes: Int
 }
 
-/// Writes the shown guide (the resolved `Channel` and `Programme` rows, docs/design.md#several-sources-one-guide)
-/// as one XMLTV file: the channels that are not hidden and have programmes, sorted by id (UTF-8
-/// bytes), then their programmes channel by channel in (start, clump index) order. Programmes are
-/// read in blocks with their credits and categories, so memory does not grow with the guide.
+/// Writes the stored guide (the `Channel` and `Programme` rows) as one XMLTV file: the channels
+/// that are not hidden and have programmes, sorted by id (UTF-8 bytes), then their programmes
+/// channel by channel in (start, clump index) order. Programmes are read in blocks with their
+/// credits and categories, so memory does not grow with the guide.
 ///
 /// ```swift
 /// let report = try XMLTVExporter(store: store).export(to: "/var/www/tv/guide.xml.gz")
