@@ -1,15 +1,43 @@
 import Foundation
 import ObjectGraph
 
-/// Stamps programmes for the feeds (module `feeds`): `changedAt` when their exported content
-/// changes (inserts are stamped by the import itself through `ImportOptions.programmeInsertValues`,
-/// without a second write), and `sequence` + 1 when their time or title changes (RFC 5545's
-/// SEQUENCE rule). Register it on every store that imports: `store.addObserver(ProgrammeRevisionObserver())`.
-public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
+/// The feeds' revision rule for a programme (module `feeds`): `changedAt` moves when its exported
+/// content changes, and `sequence` goes up by one when its time or title changes (RFC 5545's
+/// SEQUENCE rule).
+///
+/// ```swift
+/// let stamp = ProgrammeRevision.values(changed: ["title"], current: programme, now: now)
+/// // ["changedAt": .date(now), "sequence": .integer(programme["sequence"] + 1)]
+/// ```
+///
+/// The import writes these with its own update of each programme (`Sources/Job/ImportPipeline.swift`
+/// hands them to the merge as an `UpdateStamp`): one write per changed programme. Every other
+/// writer (an edit, `apply`, `undo`) is stamped by `ProgrammeRevisionObserver`.
+public enum ProgrammeRevision {
     /// Changes to these bump SEQUENCE.
     public static let sequenceKeys: Set<String> = ["start", "stop", "title"]
     /// Changes to these restamp DTSTAMP/LAST-MODIFIED: everything the exporter writes of a programme.
     public static let exportedKeys: Set<String> = ["start", "stop", "title", "subTitle", "desc", "season", "episode", "url", "categories"]
+    /// What stamping reads and writes of a programme.
+    public static let keys = ["changedAt", "sequence"]
+
+    /// The stamps of a programme whose `changed` attributes (and to-many relationships) change:
+    /// none when nothing exported changes.
+    public static func values(changed: Set<String>, current: FetchedObject, now: Int64) -> [String: Value] {
+        guard !changed.isDisjoint(with: exportedKeys) else { return [:] }
+        var values: [String: Value] = ["changedAt": .date(now)]
+        if !changed.isDisjoint(with: sequenceKeys) {
+            values["sequence"] = .integer((current["sequence"].integerValue ?? 0) + 1)
+        }
+        return values
+    }
+}
+
+/// Stamps programmes changed by writers that do not stamp them themselves (`ProgrammeRevision`):
+/// an update that already sets `changedAt` or `sequence` is left alone, and so are inserts, which the import
+/// stamps through `ImportOptions.programmeInsertValues`. Register it on every store that imports:
+/// `store.addObserver(ProgrammeRevisionObserver())`.
+public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
     let clock: @Sendable () -> Int64
     /// What stamping reads of a programme: the stamps and its channel.
     static let stampKeys = ["changedAt", "sequence", "channel"]
@@ -27,14 +55,16 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
         var stamped = Set<Int64>()
         for change in changes.updated where change.id.entity == "Programme" {
             let keys = Set(change.changedKeys)
-            guard !keys.isDisjoint(with: Self.exportedKeys) else { continue }
-            var values: [String: Value] = ["changedAt": .date(now)]
+            // Stamped by its writer, in the same write. (A stamp can leave `changedAt` as it was,
+            // when the last one was in the same second, but a moved SEQUENCE always shows.)
+            if !keys.isDisjoint(with: ProgrammeRevision.keys) {
+                stamped.insert(change.id.rowID)
+                continue
+            }
+            guard !keys.isDisjoint(with: ProgrammeRevision.exportedKeys) else { continue }
             // One read serves both the new SEQUENCE and the update (which needs the foreign key).
             guard let current = try context.object(change.id, keys: Self.stampKeys) else { continue }
-            if !keys.isDisjoint(with: Self.sequenceKeys) {
-                values["sequence"] = .integer((current["sequence"].integerValue ?? 0) + 1)
-            }
-            try context.update(change.id, values, current: current)
+            try context.update(change.id, ProgrammeRevision.values(changed: keys, current: current, now: now), current: current)
             stamped.insert(change.id.rowID)
         }
         // A changed category list changes the feed too (the programme row itself may be unchanged).

@@ -1,6 +1,7 @@
 import Fetch
 import Feeds
 import Foundation
+import Merge
 import ObjectGraph
 import XMLTV
 import XMLTVImport
@@ -161,7 +162,12 @@ struct ImportPipeline {
                                           reader: XMLTVReaderOptions(timeOffsetOverride: source.timeOffset, includeChannels: source.includeChannels,
                                                                      excludeChannels: source.excludeChannels),
                                           now: options.now)
-        importOptions.programmeInsertValues = ["changedAt": .date(options.now)]
+        // The feeds' revision stamps, written by the merge with each insert and update (one write).
+        let now = options.now
+        importOptions.programmeInsertValues = ["changedAt": .date(now)]
+        importOptions.updateStamps = ["Programme": UpdateStamp(keys: ProgrammeRevision.keys) { changed, current in
+            ProgrammeRevision.values(changed: changed, current: current, now: now)
+        }]
         importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
         let progress = self.progress, name = source.name
         importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }

@@ -81,26 +81,26 @@ public struct MergeTally: Sendable, Hashable, Codable {
     }
 }
 
-/// A change to one object, as the merge made it: what reports and change files are built from.
-public struct MergeChange: Sendable {
-    public let kind: ChangeKind
-    public let entity: String
-    public let id: ObjectID
-    /// Changed attributes: name → (old, new).
-    public let attributes: [(name: String, old: Value, new: Value)]
-    /// Owned members added and removed, per relationship, as their identifier values.
-    public let relationships: [(name: String, added: [[Value]], removed: [[Value]])]
-    /// The identifier of the parent in the scope (a programme's channel id), when the importer knows it.
-    public var owner: String?
+/// Values a merge adds to each update it makes of one entity, in the same write: revision stamps,
+/// for example, that must move exactly when the merge changes something that readers see.
+///
+/// ```swift
+/// let stamp = UpdateStamp(keys: ["revision"]) { changed, current in
+///     changed.contains("title") ? ["revision": .integer((current["revision"].integerValue ?? 0) + 1)] : [:]
+/// }
+/// let merge = SortedMerge(context: context, stamps: ["Note": stamp])
+/// ```
+public struct UpdateStamp: Sendable {
+    /// The keys `values` reads from the stored object and may write: read with the object the
+    /// update reads anyway, so that stamping costs no second read and no second write.
+    public let keys: [String]
+    /// The values to write beside the update, given the names of the attributes and owned to-many
+    /// relationships the update changes and the stored object as it was.
+    public let values: @Sendable (_ changed: Set<String>, _ current: FetchedObject) -> [String: Value]
 
-    public init(kind: ChangeKind, entity: String, id: ObjectID, attributes: [(name: String, old: Value, new: Value)],
-                relationships: [(name: String, added: [[Value]], removed: [[Value]])], owner: String? = nil) {
-        self.kind = kind
-        self.entity = entity
-        self.id = id
-        self.attributes = attributes
-        self.relationships = relationships
-        self.owner = owner
+    public init(keys: [String], values: @escaping @Sendable (_ changed: Set<String>, _ current: FetchedObject) -> [String: Value]) {
+        self.keys = keys
+        self.values = values
     }
 }
 
@@ -120,8 +120,8 @@ public final class SortedMerge {
     /// Attributes read from stored objects for `deletable`.
     let deletableKeys: [String]
     let deletable: (FetchedObject) -> Bool
-    /// When set, every change is collected (dry runs and change files); otherwise only counted.
-    let onChange: ((MergeChange) -> Void)?
+    /// Stamps written with the updates of each entity, by entity name.
+    let stamps: [String: UpdateStamp]
     /// Tallies per entity name.
     public private(set) var tallies: [String: MergeTally] = [:]
 
@@ -136,12 +136,12 @@ public final class SortedMerge {
 
     public init(context: ObjectContext, insertValues: [String: Value] = [:], deletableKeys: [String] = [],
                 deletable: @escaping (FetchedObject) -> Bool = { _ in true },
-                onChange: ((MergeChange) -> Void)? = nil) {
+                stamps: [String: UpdateStamp] = [:]) {
         self.context = context
+        self.stamps = stamps
         self.insertValues = insertValues
         self.deletableKeys = deletableKeys
         self.deletable = deletable
-        self.onChange = onChange
     }
 
     /// Merges `incoming` (sorted by identifier, strictly increasing) into the stored objects of
@@ -210,9 +210,6 @@ public final class SortedMerge {
             default:
                 let stored = cursor.current()
                 if !isTopLevel || deletable(stored) {
-                    onChange?(MergeChange(kind: .delete, entity: entity.name, id: stored.id,
-                                          attributes: layout.identifierKeys.map { (key: String) in (key, stored[key], Value.null) },
-                                          relationships: []))
                     try context.delete(stored.id)
                     tally.deleted += 1
                 }
@@ -268,14 +265,6 @@ public final class SortedMerge {
         if let p = layout.parentRowPosition, let parent { row[p] = .integer(parent.rowID) }
         if let p = layout.hashRowPosition, let hash = object.contentHash { row[p] = .integer(hash) }
         let id = try context.insert(into: entity, row: row)
-        if let onChange {
-            onChange(MergeChange(kind: .insert, entity: entity.name, id: id,
-                                 attributes: zip(layout.keys, object.values).filter { !$0.1.isNull }.map { ($0.0, .null, $0.1) },
-                                 relationships: layout.children.enumerated().compactMap { i, child in
-                                     let members = object.children[i]
-                                     return members.isEmpty ? nil : (child.relationship, members.map { m in child.layout.identifierPositions.map { m.values[$0] } }, [])
-                                 }))
-        }
         for (i, child) in layout.children.enumerated() {
             for member in object.children[i] {
                 try insert(member, child.layout, parent: id, isTopLevel: false)
@@ -287,54 +276,42 @@ public final class SortedMerge {
     }
 
     /// Writes the whitelisted differences; returns whether anything changed. (The caller has
-    /// compared the hashes: when the layout has one, they differ.)
+    /// compared the hashes: when the layout has one, they differ.) Owned members are merged first,
+    /// so that the object's one update carries its stamp for them too.
     private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout) throws -> Bool {
-        // With a hash, `current` is read with `layout.updateKeys`: the whitelist first, in order.
+        // With a hash, `current` is read with `layout.updateKeys` (the whitelist first, in order)
+        // and the stamp's keys.
         let positional = layout.hashKey != nil
+        let stamp = stamps[layout.entity.name]
         var current = stored
         if positional {
             // The content differs: read what the whitelist may overwrite.
-            guard let full = try context.object(stored.id, keys: layout.updateKeys) else { return false }
+            guard let full = try context.object(stored.id, keys: layout.updateKeys + (stamp?.keys ?? [])) else { return false }
             current = full
         }
         let object = incoming.resolved()
         var changes: [String: Value] = [:]
-        var changed: [(name: String, old: Value, new: Value)] = []
+        var changed = Set<String>()   // attributes and owned relationships
         for (j, (name, position)) in layout.overwritable.enumerated() {
             let old = positional ? current.values[j] : current[name]
             let new = object.values[position]
             if old != new {
                 changes[name] = new
-                changed.append((name, old, new))
+                changed.insert(name)
             }
         }
-        if let hashKey = layout.hashKey, let hash = object.contentHash { changes[hashKey] = .integer(hash) }
-        if !changes.isEmpty { try context.update(stored.id, changes, current: current) }
 
-        var relationshipChanges: [(name: String, added: [[Value]], removed: [[Value]])] = []
         for (i, child) in layout.children.enumerated() where layout.mayOverwrite(child.relationship) {
             guard let inverse = layout.entity.relationship(child.relationship)?.inverse else { continue }
-            var added: [[Value]] = [], removed: [[Value]] = []
-            let recorder = SortedMerge(context: context, onChange: { change in
-                let key = change.attributes.filter { child.layout.identifierKeys.contains($0.name) }
-                switch change.kind {
-                case .insert: added.append(child.layout.identifierKeys.map { k in key.first { $0.name == k }?.new ?? .null })
-                case .delete: removed.append(child.layout.identifierKeys.map { k in key.first { $0.name == k }?.old ?? .null })
-                case .update: break
-                }
-            })
-            let t = try recorder.merge(child.layout, incoming: object.children[i], scope: .related(inverse, stored.id),
-                                       parent: stored.id, isTopLevel: false)
-            for (name, t) in recorder.tallies { tallies[name, default: MergeTally()] += t }
-            if t.inserted + t.deleted + t.updated > 0 {
-                relationshipChanges.append((child.relationship, added, removed))
-            }
+            let members = SortedMerge(context: context)
+            let t = try members.merge(child.layout, incoming: object.children[i], scope: .related(inverse, stored.id),
+                                      parent: stored.id, isTopLevel: false)
+            for (name, t) in members.tallies { tallies[name, default: MergeTally()] += t }
+            if t.inserted + t.deleted + t.updated > 0 { changed.insert(child.relationship) }
         }
-        let didChange = !changed.isEmpty || !relationshipChanges.isEmpty
-        if didChange, let onChange {
-            onChange(MergeChange(kind: .update, entity: layout.entity.name, id: stored.id, attributes: changed,
-                                 relationships: relationshipChanges))
-        }
-        return didChange
+        if !changed.isEmpty, let stamp { changes.merge(stamp.values(changed, current)) { own, _ in own } }
+        if let hashKey = layout.hashKey, let hash = object.contentHash { changes[hashKey] = .integer(hash) }
+        if !changes.isEmpty { try context.update(stored.id, changes, current: current) }
+        return !changed.isEmpty
     }
 }

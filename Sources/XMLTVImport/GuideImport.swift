@@ -19,6 +19,9 @@ public struct ImportOptions: Sendable {
     public var now: Int64
     /// Further values set on every inserted programme (for example when it was first seen).
     public var programmeInsertValues: [String: Value] = [:]
+    /// Stamps written with each update of an entity's objects, in the same write (the feeds'
+    /// revision stamps of a programme: `Sources/Feeds/ProgrammeRevisionObserver.swift`).
+    public var updateStamps: [String: UpdateStamp] = [:]
     /// Called after each channel with the number of programmes merged so far (progress display).
     public var progress: (@Sendable (Int) -> Void)?
     /// The most one channel's programmes may hold in one guide, as read (`ProgrammeRecord.textBytes`:
@@ -133,19 +136,16 @@ public final class GuideImporter {
                                           overwritable: overwritable["Programme"])
         channelLayout = try MergeLayout(entity: model.requireEntity("Channel"), keys: ListingsMapper.channelKeys,
                                         overwritable: overwritable["Channel"])
-        let collector = ChangeCollector()
+        report = SourceImportReport(source: options.source)
         let source = options.source
-        report = SourceImportReport(source: source)
-        let collect = options.collectChanges
         merge = SortedMerge(context: context, insertValues: options.programmeInsertValues.merging(["source": .string(source)]) { $1 },
                             deletableKeys: ["source"],
                             deletable: { $0["source"] == .string(source) },
-                            onChange: collect ? { change in
-                                var change = change
-                                change.owner = collector.owner
-                                collector.changes.append(change)
-                            } : nil)
-        self.collector = collector
+                            stamps: options.updateStamps)
+        // The report reads what the merge changed from the context's change stream: channels
+        // always (their updates are counted), programmes when every change is wanted.
+        collector = MergeChangeCollector(layouts: options.collectChanges ? [channelLayout, programmeLayout] : [channelLayout])
+        try context.addObserver(collector)
     }
 
     /// What the safety guard measures deletions against; counted while the reader starts.
@@ -155,14 +155,7 @@ public final class GuideImporter {
         storedChannelsBefore = try context.count("Channel", where: .compare("source", .equal, source))
     }
 
-    private let collector: ChangeCollector
-    private func changeSink() -> [MergeChange] { collector.changes }
-
-    /// Gathers the merge's changes, each tagged with the channel being merged.
-    final class ChangeCollector {
-        var changes: [MergeChange] = []
-        var owner: String?
-    }
+    private let collector: MergeChangeCollector
 
     /// Whether the source has stored programmes: then most programmes will be unchanged, and
     /// decoding is left to the merge, which decodes only the changed ones.
@@ -215,7 +208,14 @@ public final class GuideImporter {
         try mergeChannels(declared)
         try context.processPendingChanges()
         try checkSafetyGuard()
-        if options.collectChanges { report.changes = channelChanges + changeSink() }
+        if options.collectChanges {
+            let channelIDs = Dictionary(self.channelIDs.values.map { ($0.rowID, $0.id) }, uniquingKeysWith: { a, _ in a })
+            report.changes = collector.changesWithParents.map { change, parent in
+                var change = change
+                change.owner = parent.flatMap { channelIDs[$0.rowID] }
+                return change
+            }
+        }
         report.programmes.deleted = context.summary["Programme"].deleted
         return report
     }
@@ -234,7 +234,6 @@ public final class GuideImporter {
         if block.anyInFuture { anyInFuture = true }
         report.windows[channel] = (block.windowStart, block.windowEnd)
         let channelID = try ensureChannel(channel)
-        collector.owner = channel
         let owner = ObjectID(entity: "Channel", rowID: channelID)
         report.keptAsHistory += try context.count("Programme", where: .and([.related("channel", owner), .compare("start", .less, .date(block.windowStart))]))
         let tally = try merge.merge(programmeLayout, incoming: block.incoming,
@@ -280,38 +279,24 @@ public final class GuideImporter {
             }
         }
         incoming.sort { Value.compare($0.values[0], $1.values[0]) < 0 }
-        var changes: [MergeChange] = []
         let source = options.source
         let channelMerge = SortedMerge(context: context, insertValues: ["source": .string(source)], deletableKeys: ["source"],
-                                       deletable: { $0["source"] == .string(source) }, onChange: { changes.append($0) })
+                                       deletable: { $0["source"] == .string(source) })
         let t = try channelMerge.merge(channelLayout, incoming: incoming, scope: .all, parent: nil)
+        try context.processPendingChanges()
+        // A channel created bare for its programmes and completed here is one insert (the
+        // collector folds the two); the merge counted its completion as an update.
         var tally = MergeTally()
-        var completions = 0
-        for change in changes {
-            if change.kind == .update && createdChannels.contains(change.id.rowID) {
-                // Created bare for its programmes, completed here: one insert, not two changes.
-                completions += 1
-                channelChanges.append(MergeChange(kind: .insert, entity: change.entity, id: change.id,
-                                                  attributes: change.attributes.map { ($0.name, .null, $0.new) }, relationships: []))
-                continue
-            }
-            if change.kind == .update {
-                tally.updated += 1
-                if let id = try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
-            }
-            channelChanges.append(change)
+        for change in collector.changes where change.entity == "Channel" && change.kind == .update {
+            tally.updated += 1
+            if let id = try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
         }
-        for id in createdChannels where !changes.contains(where: { $0.id.rowID == id }) {
-            channelChanges.append(MergeChange(kind: .insert, entity: "Channel", id: ObjectID(entity: "Channel", rowID: id),
-                                              attributes: [], relationships: []))
-        }
+        let completions = t.updated - tally.updated
         tally.inserted = t.inserted + createdChannels.count
         tally.deleted = t.deleted
         tally.unchanged = t.unchanged - (createdChannels.count - completions)
         report.channels = tally
     }
-
-    private var channelChanges: [MergeChange] = []
 
     private func checkSafetyGuard() throws {
         let source = options.source

@@ -167,6 +167,69 @@ import XMLTVImport
         #expect(ends["Last\\, no stop"]?.1 == stamp(t + 9000 + 2700))
     }
 
+    /// Every Programme update an import makes, as observers see it.
+    final class ProgrammeUpdates: ContextObserver, @unchecked Sendable {
+        var updates: [(rowID: Int64, keys: Set<String>)] = []
+        func observedChanges(in model: ObjectModel) -> ObservedChanges { ObservedChanges(entities: ["Programme"], relationships: []) }
+        func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+            updates += changes.updated.filter { $0.id.entity == "Programme" }.map { ($0.id.rowID, Set($0.changedKeys)) }
+        }
+    }
+
+    @Test func aReimportStampsEachChangedProgrammeInItsOneUpdate() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let t = Self.firstDay + 6 * 3600
+        func guide(_ titles: [String], _ categories: [String], _ descs: [String]) -> String {
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <tv><channel id="a.tv"><display-name>A</display-name></channel>
+            \((0..<3).map { i in "<programme start=\"\(xmltvTime(t + Int64(i) * 3600))\" stop=\"\(xmltvTime(t + Int64(i + 1) * 3600))\" channel=\"a.tv\"><title>\(titles[i])</title><desc>\(descs[i])</desc><category>\(categories[i])</category></programme>" }.joined(separator: "\n"))
+            </tv>
+            """
+        }
+        try guide(["One", "Two", "Three"], ["News", "News", "News"], ["x", "x", "x"]).write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
+        let s = try ObservedStore(path: directory + "/tv.sqlite")
+        try s.importGuide([directory + "/g.xml"], now: Self.firstDay)
+        func stamps() throws -> [String: (changedAt: Value, sequence: Value)] {
+            try s.store.read { context in
+                Dictionary(uniqueKeysWithValues: try context.fetchAll("Programme", keys: ["start", "changedAt", "sequence"]).map {
+                    ("\($0["start"])", (changedAt: $0["changedAt"], sequence: $0["sequence"]))
+                })
+            }
+        }
+        let before = try stamps()
+        // The first programme's title changes (SEQUENCE), the second's category (changedAt only),
+        // the third's description (changedAt only).
+        try guide(["One changed", "Two", "Three"], ["News", "Sport", "News"], ["x", "x", "y"]).write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
+        let updates = ProgrammeUpdates()
+        s.store.addObserver(updates)
+        s.clock.now += 600
+        try s.importGuide([directory + "/g.xml"], now: Self.firstDay)
+        let after = try stamps()
+        let rows = Dictionary(grouping: updates.updates, by: \.rowID)
+        #expect(rows.count == 3, "three programmes changed: \(updates.updates)")
+        for (rowID, writes) in rows {
+            #expect(writes.count == 1, "programme #\(rowID) is written once, stamps and all: \(writes.map { $0.keys.sorted() })")
+            #expect(writes.first?.keys.contains("changedAt") == true, "programme #\(rowID): \(writes.map(\.keys))")
+        }
+        for (start, stamp) in after {
+            #expect(stamp.changedAt == .date(s.clock.now), "programme at \(start) restamped")
+        }
+        let first = "\(Value.date(t))", second = "\(Value.date(t + 3600))", third = "\(Value.date(t + 7200))"
+        #expect(after[first]?.sequence == .integer((before[first]?.sequence.integerValue ?? 0) + 1), "a changed title moves SEQUENCE")
+        #expect(after[second]?.sequence == before[second]?.sequence, "a changed category does not")
+        #expect(after[third]?.sequence == before[third]?.sequence, "a changed description does not")
+
+        // Again in the same second: `changedAt` stays as it was, and SEQUENCE still moves once.
+        try guide(["One changed again", "Two", "Three"], ["News", "Sport", "News"], ["x", "x", "y"])
+            .write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
+        try s.importGuide([directory + "/g.xml"], now: Self.firstDay)
+        let again = try stamps()
+        #expect(again[first]?.sequence == .integer((after[first]?.sequence.integerValue ?? 0) + 1), "SEQUENCE moves once in the same second")
+        #expect(again[second]?.sequence == after[second]?.sequence && again[third]?.sequence == after[third]?.sequence)
+    }
+
     @Test func hiddenChannelsGetNoFeedAndCustomNamesWin() throws {
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

@@ -121,7 +121,7 @@ public final class ObjectContext {
     /// The model of the context's store.
     public let model: ObjectModel
     let db: Database
-    let observers: [any ContextObserver]
+    private(set) var observers: [any ContextObserver]
     let recordChanges: Bool
     private var counted = ChangeSummary()
     private var pending = ChangeBatch()
@@ -141,9 +141,30 @@ public final class ObjectContext {
         interests = observers.map { $0.observedChanges(in: store.model) }
     }
 
-    private let interests: [ObservedChanges]
+    private var interests: [ObservedChanges]
     private var entityObserved: [String: Bool] = [:]
     private var relationshipObserved: [String: Bool] = [:]
+
+    /// Adds an observer of this transaction only: it sees the changes processed from now on
+    /// (not those of other transactions, nor the save or rollback).
+    ///
+    /// ```swift
+    /// let report = MergeChangeCollector(layouts: [layout])
+    /// try context.addObserver(report)
+    /// try merge.merge(layout, incoming: feed, scope: .all, parent: nil)
+    /// try context.processPendingChanges()
+    /// print(report.changes.count)
+    /// ```
+    public func addObserver(_ observer: any ContextObserver) throws {
+        try processPendingChanges()
+        // What is recorded was decided per entity for the observers so far: decide again.
+        flushInsertCounts()
+        insertPlans.removeAll()
+        entityObserved.removeAll()
+        relationshipObserved.removeAll()
+        observers.append(observer)
+        interests.append(observer.observedChanges(in: model))
+    }
 
     /// Whether some observer reads object changes of `entity`.
     private func isObserved(_ entity: String) -> Bool {

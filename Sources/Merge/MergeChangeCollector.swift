@@ -1,0 +1,226 @@
+import ObjectGraph
+
+/// A change to one object as reports list it, read from the store's change stream by
+/// `MergeChangeCollector`.
+public struct MergeChange: Sendable {
+    public let kind: ChangeKind
+    public let entity: String
+    public let id: ObjectID
+    /// Changed attributes: name → (old, new).
+    public let attributes: [(name: String, old: Value, new: Value)]
+    /// Owned members added and removed, per relationship, as their identifier values.
+    public let relationships: [(name: String, added: [[Value]], removed: [[Value]])]
+    /// The identifier of the parent in the scope (a programme's channel id), when the importer knows it.
+    public var owner: String?
+
+    public init(kind: ChangeKind, entity: String, id: ObjectID, attributes: [(name: String, old: Value, new: Value)],
+                relationships: [(name: String, added: [[Value]], removed: [[Value]])], owner: String? = nil) {
+        self.kind = kind
+        self.entity = entity
+        self.id = id
+        self.attributes = attributes
+        self.relationships = relationships
+        self.owner = owner
+    }
+}
+
+/// The merge's changes as reports list them (`MergeChange`), read from the store's own change
+/// stream: what the merge decided is recorded once, by the context, and the change file, the
+/// revision stamps, the feeds to rewrite and this report all read that one record.
+///
+/// ```swift
+/// let report = MergeChangeCollector(layouts: [programmeLayout])
+/// try context.addObserver(report)
+/// try SortedMerge(context: context).merge(programmeLayout, incoming: feed, scope: .all, parent: nil)
+/// try context.processPendingChanges()
+/// for change in report.changes { print(change.kind, change.entity, change.attributes.map(\.name)) }
+/// ```
+///
+/// Each layout names an entity merged at the top level. Its objects are listed as the merge sees
+/// them: an insert with the values of the layout's keys and its members' identifiers, an update
+/// with the whitelisted attributes that changed and the members added and removed, a delete with
+/// its identifier. Members (the layout's children) are listed inside their owner, and an object
+/// deleted with its owner is left out (the owner's delete says it). An object inserted and then
+/// completed in the same transaction is one insert. Keys the merge does not compare (a content
+/// hash, revision stamps) are left out.
+public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
+    /// A top-level entity's layout and the place of its changes in the list.
+    private struct TopLevel {
+        let layout: MergeLayout
+        let rank: Int
+        let parentEntity: String?
+        /// The place of each owned relationship in the layout, the order changes list them in.
+        let childOrder: [String: Int]
+    }
+    /// A member entity: its layout and its owner's relationship to it.
+    private struct Member {
+        let layout: MergeLayout
+        let relationship: String
+        let ownerKey: String
+        let ownerEntity: String
+    }
+    private struct Entry {
+        var change: MergeChange
+        var parent: ObjectID?
+        let rank: Int
+        let batch: Int
+        let identifier: [Value]
+    }
+    private let topLevel: [String: TopLevel]
+    private let members: [String: Member]
+    private var entries: [Entry] = []
+    private var position: [ObjectID: Int] = [:]
+    private var deleted = Set<ObjectID>()
+    private var batch = 0
+
+    /// Collects the changes of the layouts' entities (listed in this order) and their members.
+    public init(layouts: [MergeLayout]) {
+        var topLevel: [String: TopLevel] = [:], members: [String: Member] = [:]
+        for (rank, layout) in layouts.enumerated() {
+            topLevel[layout.entity.name] = TopLevel(layout: layout, rank: rank,
+                                                   parentEntity: layout.parentKey.flatMap { layout.entity.relationship($0)?.destination },
+                                                   childOrder: Dictionary(uniqueKeysWithValues: layout.children.enumerated().map { ($1.relationship, $0) }))
+            for (relationship, child) in layout.children {
+                guard let key = child.parentKey else { continue }
+                members[child.entity.name] = Member(layout: child, relationship: relationship, ownerKey: key, ownerEntity: layout.entity.name)
+            }
+        }
+        self.topLevel = topLevel
+        self.members = members
+    }
+
+    /// The changes so far: by layout, then in the order of the batches, by identifier within one.
+    public var changes: [MergeChange] { orderedEntries.map(\.change) }
+
+    /// The changes with the object that owns each in the merge's scope (a programme's channel),
+    /// when its layout has a parent key.
+    public var changesWithParents: [(change: MergeChange, parent: ObjectID?)] { orderedEntries.map { ($0.change, $0.parent) } }
+
+    private var orderedEntries: [Entry] {
+        entries.enumerated().filter { isListed($0.element.change) }.sorted { a, b in
+            let (x, y) = (a.element, b.element)
+            if x.rank != y.rank { return x.rank < y.rank }
+            if x.batch != y.batch { return x.batch < y.batch }
+            for (u, v) in zip(x.identifier, y.identifier) {
+                let c = Value.compare(u, v)
+                if c != 0 { return c < 0 }
+            }
+            return a.offset < b.offset
+        }.map(\.element)
+    }
+
+    private func isListed(_ change: MergeChange) -> Bool {
+        change.kind != .update || !change.attributes.isEmpty || !change.relationships.isEmpty
+    }
+
+    public func observedChanges(in model: ObjectModel) -> ObservedChanges {
+        ObservedChanges(entities: Set(topLevel.keys).union(members.keys), relationships: [])
+    }
+
+    public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        batch += 1
+        for change in changes.deleted where topLevel[change.id.entity] != nil { deleted.insert(change.id) }
+        // Owners first, so that members find them.
+        for change in changes.inserted { if let top = topLevel[change.id.entity] { try record(change, top, context) } }
+        for change in changes.updated { if let top = topLevel[change.id.entity] { try record(change, top, context) } }
+        for change in changes.deleted { if let top = topLevel[change.id.entity] { try record(change, top, context) } }
+        for list in [changes.inserted, changes.updated, changes.deleted] {
+            for change in list { if let member = members[change.id.entity] { try record(change, member, context) } }
+        }
+    }
+
+    private func record(_ change: ObjectChange, _ top: TopLevel, _ context: ObjectContext) throws {
+        let layout = top.layout
+        let parent = layout.parentKey.flatMap { key in
+            top.parentEntity.flatMap { entity in change.foreignKeys[key].map { ObjectID(entity: entity, rowID: $0) } }
+        }
+        if let parent, deleted.contains(parent) { return }   // deleted with its owner
+        let values = change.kind == .delete ? change.oldValues : change.newValues
+        switch change.kind {
+        case .insert:
+            let attributes = layout.keys.compactMap { key in values[key].flatMap { $0.isNull ? nil : (key, Value.null, $0) } }
+            add(MergeChange(kind: .insert, entity: layout.entity.name, id: change.id, attributes: attributes, relationships: []),
+                parent: parent, top: top, identifier: layout.identifierKeys.map { values[$0] ?? .null })
+        case .delete:
+            if let i = position[change.id], entries[i].change.kind == .insert {
+                // Made and removed in one transaction: nothing to list (an empty update is not listed).
+                entries[i].change = MergeChange(kind: .update, entity: layout.entity.name, id: change.id, attributes: [], relationships: [])
+                return
+            }
+            add(MergeChange(kind: .delete, entity: layout.entity.name, id: change.id,
+                            attributes: layout.identifierKeys.map { ($0, values[$0] ?? .null, Value.null) }, relationships: []),
+                parent: parent, top: top, identifier: layout.identifierKeys.map { values[$0] ?? .null })
+        case .update:
+            let old = change.oldValues
+            let keys = Set(change.changedKeys)
+            let changed = top.layout.overwritable.map(\.name).filter { keys.contains($0) }   // in the layout's order
+            if let i = position[change.id] {
+                var attributes = entries[i].change.attributes
+                for key in changed {
+                    let new = values[key] ?? .null
+                    if let j = attributes.firstIndex(where: { $0.name == key }) {
+                        attributes[j] = (key, attributes[j].old, new)
+                    } else {
+                        attributes.append((key, entries[i].change.kind == .insert ? .null : old[key] ?? .null, new))
+                    }
+                }
+                if entries[i].change.kind == .insert { attributes.removeAll { $0.new.isNull } }
+                entries[i].change = MergeChange(kind: entries[i].change.kind, entity: layout.entity.name, id: change.id,
+                                                attributes: attributes, relationships: entries[i].change.relationships)
+                if entries[i].parent == nil { entries[i].parent = parent }
+                return
+            }
+            guard !changed.isEmpty else { return }   // a hash or a stamp: nothing the merge compares
+            try addUpdate(change.id, top, context, parent: parent,
+                          attributes: changed.map { ($0, old[$0] ?? .null, values[$0] ?? .null) })
+        }
+    }
+
+    /// A member's change, listed in its owner's change (an update of the owner when it has none yet).
+    private func record(_ change: ObjectChange, _ member: Member, _ context: ObjectContext) throws {
+        guard let ownerRow = change.foreignKeys[member.ownerKey], let top = topLevel[member.ownerEntity] else { return }
+        let owner = ObjectID(entity: member.ownerEntity, rowID: ownerRow)
+        if deleted.contains(owner) { return }
+        let i: Int
+        if let known = position[owner] {
+            i = known
+        } else {
+            try addUpdate(owner, top, context, parent: nil, attributes: [])
+            i = entries.count - 1
+        }
+        var relationships = entries[i].change.relationships
+        let r = relationships.firstIndex { $0.name == member.relationship } ?? {
+            relationships.append((member.relationship, [], []))
+            relationships.sort { top.childOrder[$0.name] ?? 0 < top.childOrder[$1.name] ?? 0 }
+            return relationships.firstIndex { $0.name == member.relationship }!
+        }()
+        let identifierKeys = member.layout.identifierKeys
+        switch change.kind {
+        case .insert:
+            let values = change.newValues
+            relationships[r].added.append(identifierKeys.map { values[$0] ?? .null })
+        case .delete:
+            let values = change.oldValues
+            relationships[r].removed.append(identifierKeys.map { values[$0] ?? .null })
+        case .update:
+            break   // a member changed in place: the relationship changed, no member came or went
+        }
+        let c = entries[i].change
+        entries[i].change = MergeChange(kind: c.kind, entity: c.entity, id: c.id, attributes: c.attributes, relationships: relationships)
+    }
+
+    /// An update entry, with the identifier (read when the change does not carry it) that orders it.
+    private func addUpdate(_ id: ObjectID, _ top: TopLevel, _ context: ObjectContext, parent: ObjectID?,
+                           attributes: [(name: String, old: Value, new: Value)]) throws {
+        let keys = top.layout.identifierKeys + (top.layout.parentKey.map { [$0] } ?? [])
+        let stored = try context.object(id, keys: keys)
+        let owner = parent ?? top.layout.parentKey.flatMap { stored?.related($0) }
+        add(MergeChange(kind: .update, entity: top.layout.entity.name, id: id, attributes: attributes, relationships: []),
+            parent: owner, top: top, identifier: top.layout.identifierKeys.map { stored?[$0] ?? .null })
+    }
+
+    private func add(_ change: MergeChange, parent: ObjectID?, top: TopLevel, identifier: [Value]) {
+        position[change.id] = entries.count
+        entries.append(Entry(change: change, parent: parent, rank: top.rank, batch: batch, identifier: identifier))
+    }
+}
