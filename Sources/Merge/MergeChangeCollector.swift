@@ -113,10 +113,12 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
         change.kind != .update || !change.attributes.isEmpty || !change.relationships.isEmpty
     }
 
+    /// The layouts' entities and their members; no member lists (a member's change names its owner).
     public func observedChanges(in model: ObjectModel) -> ObservedChanges {
         ObservedChanges(entities: Set(topLevel.keys).union(members.keys), relationships: [])
     }
 
+    /// Adds the batch's changes to the list, folding later changes of an object into its entry.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         batch += 1
         for change in changes.deleted where topLevel[change.id.entity] != nil { deleted.insert(change.id) }
