@@ -22,11 +22,11 @@ COPY scripts/install-deps scripts/install-deps
 RUN scripts/install-deps --build
 COPY . .
 RUN swift build -c release --static-swift-stdlib
-# The binary; its resources (the bundled sample guide) go to /usr/local/share/tvimport, where it
+# The binaries (`tvimport serve` execs tvimport-serve from its own directory); the resources (the bundled sample guide) go to /usr/local/share/tvimport, where it
 # looks for them (../share/tvimport from the binary); the man page and completions beside them.
 # GRDB_GRDB.resources holds only Apple's privacy manifest: not needed.
 RUN mkdir -p /staging/bin /staging/share/tvimport /staging/share/man/man1 /staging/share/bash-completion/completions \
- && cp .build/release/tvimport /staging/bin/ \
+ && cp .build/release/tvimport .build/release/tvimport-serve /staging/bin/ \
  && cp Sources/Job/Resources/* /staging/share/tvimport/ \
  && cp docs/tvimport.1 /staging/share/man/man1/ \
  && cp docs/completions/tvimport.bash /staging/share/bash-completion/completions/tvimport

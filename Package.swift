@@ -8,6 +8,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tvimport", targets: ["tvimport"]),
+        // `tvimport serve` execs this one, so the nightly commands never map Hummingbird and NIO.
+        .executable(name: "tvimport-serve", targets: ["tvimport-serve"]),
         // For other packages: the object graph on SQLite, and the streaming XMLTV reader.
         .library(name: "ObjectGraph", targets: ["ObjectGraph"]),
         .library(name: "XMLTV", targets: ["XMLTV"]),
@@ -99,10 +101,24 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
 
+        // The options and exit handling both executables share (no server code: tvimport parses
+        // `serve`'s options with them before it execs tvimport-serve).
+        .target(name: "CommandLineOptions", dependencies: [
+            "Job",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        // The command line. It does not link Serve: a smaller binary maps fewer pages at start
+        // (peak RSS of import, run and export; docs/design.md#targets).
         .executableTarget(name: "tvimport", dependencies: [
-            "Job", "Serve",
+            "Job", "CommandLineOptions",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], plugins: ["VersionStamp"]),
+        // The server `tvimport serve` execs, installed beside tvimport.
+        .executableTarget(name: "tvimport-serve", dependencies: [
+            "Serve", "Job", "CommandLineOptions",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // `git describe` at build time, for --version.
         .plugin(name: "VersionStamp", capability: .buildTool()),
 

@@ -1,7 +1,7 @@
 import ArgumentParser
+import CommandLineOptions
 import Foundation
 import Job
-import Serve
 
 /// The command line (the table in README.md). Each command is a thin shell over the Job library:
 /// parse the flags, call the job, print, exit with the documented code.
@@ -45,37 +45,11 @@ struct TVImport: ParsableCommand {
     }
 }
 
-/// Prints `text` (if any) and exits with the status; errors become one line on stderr.
-func finish(_ body: () throws -> (output: String, status: ExitStatus)) -> Never {
-    do {
-        let (output, status) = try body()
-        if !output.isEmpty { print(output) }
-        exit(status.rawValue)
-    } catch let error as JobError {
-        JobLog.failure(error.message)
-        exit(error.status.rawValue)
-    } catch {
-        JobLog.failure("\(error)")
-        exit(ExitStatus.dataError.rawValue)
-    }
-}
-
 enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
     case text, json
 }
 
 extension LogFormat: ExpressibleByArgument {}
-
-/// `--db`, shared by every command that opens the database. Left out, it defaults as `run`'s does.
-struct DatabaseOption: ParsableArguments {
-    @Option(help: "The SQLite database (default: the config's database, else $TVIMPORT_DB, else ./tvimport.sqlite).")
-    var db: String?
-
-    /// The database to use, given the config the command was handed (if any).
-    func resolved(config: JobConfig? = nil) -> String {
-        db ?? config?.database ?? JobConfig.defaultDatabase()
-    }
-}
 
 /// What `run` and `import` share: preview, report format, force and how much to say.
 struct ImportFlags: ParsableArguments {
@@ -331,54 +305,13 @@ struct Undo: ParsableCommand {
 }
 
 struct Serve: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Serve the feeds, the guide and the model's pages over HTTP (127.0.0.1:8080).",
-        discussion: """
-            Read-only unless a token is configured (the config's serve.token or TVIMPORT_SERVE_TOKEN); edits then need it. SIGTERM stops accepting connections and lets requests in flight finish.
+    static let configuration = CommandConfiguration(abstract: ServeArguments.abstract, discussion: ServeArguments.discussion)
 
-            Example:
-              tvimport serve --config /etc/tvimport/config.json --port 8080
-            """)
-
-    @Option(help: "The configuration file (JSON): database, feed directory, refresh interval, modules, serve key.") var config: String?
-    @OptionGroup var database: DatabaseOption
-    @Option(help: "The feed directory (default: the config's output, else $TVIMPORT_OUTPUT, else ./feeds).") var feeds: String?
-    @Option(help: "The address to bind (default: 127.0.0.1).") var host: String?
-    @Option(help: "The port (default: 8080).") var port: Int?
-
-    func validate() throws {
-        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be from 0 to 65535") }
-    }
+    // Parsed here for the help and the usage errors, then again by tvimport-serve.
+    @OptionGroup var arguments: ServeArguments
 
     func run() throws {
-        JobLog.bootstrap(format: .text)
-        finish {
-            let cfg = try config.map { try JobConfig.load(path: $0, requireSources: false) }
-            var options = cfg.map { ServeOptions(config: $0, environment: ProcessInfo.processInfo.environment) }
-                ?? ServeOptions(database: database.resolved(), feedsDirectory: ProcessInfo.processInfo.environment["TVIMPORT_OUTPUT"] ?? "feeds")
-            if cfg == nil, let token = ProcessInfo.processInfo.environment["TVIMPORT_SERVE_TOKEN"], !token.isEmpty { options.token = token }
-            options.database = database.resolved(config: cfg)
-            if let feeds { options.feedsDirectory = feeds }
-            if let host { options.host = host }
-            if let port { options.port = port }
-            try ServeBlocking.run(options)
-            return ("", .success)
-        }
-    }
-}
-
-/// Runs the async server from the synchronous command line until it stops.
-enum ServeBlocking {
-    final class Outcome: @unchecked Sendable { var error: (any Error)? }
-
-    static func run(_ options: ServeOptions) throws {
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { try await ServeServer.run(options: options) } catch { outcome.error = error }
-            done.signal()
-        }
-        done.wait()
-        if let error = outcome.error { throw error }
+        // Everything after the command word, as given: tvimport-serve parses the same options.
+        ServeExec.run(arguments: Array(CommandLine.arguments.dropFirst().drop { $0 != "serve" }.dropFirst()))
     }
 }

@@ -83,11 +83,11 @@ import Testing
         #expect(runtime.contains { $0.keyword == "ENTRYPOINT" && $0.arguments.contains("tini") })
     }
 
-    /// The binary, its resources in /usr/local/share/tvimport (where it looks: ../share/tvimport
+    /// The binaries (tvimport and the tvimport-serve it execs, side by side), its resources in /usr/local/share/tvimport (where it looks: ../share/tvimport
     /// from the binary), the man page and the completions.
     @Test func theImageGetsTheBinaryItsResourcesAndDocs() throws {
         let build = try Self.stages()[0].filter { $0.keyword == "RUN" }.map(\.arguments).joined(separator: "\n")
-        #expect(build.contains("cp .build/release/tvimport /staging/bin/"))
+        #expect(build.contains("cp .build/release/tvimport .build/release/tvimport-serve /staging/bin/"))
         #expect(build.contains("cp Sources/Job/Resources/* /staging/share/tvimport/"))
         #expect(build.contains("cp docs/tvimport.1 /staging/share/man/man1/"))
         #expect(build.contains("cp docs/completions/tvimport.bash /staging/share/bash-completion/completions/tvimport"))

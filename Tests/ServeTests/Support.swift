@@ -7,7 +7,9 @@ import Glibc
 /// The repository root, from this file's path (Tests/ServeTests/Support.swift).
 let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
-var binaryBuilt: Bool { FileManager.default.isExecutableFile(atPath: binaryPath) }
+/// What `tvimport serve` execs: the server, built beside tvimport.
+var serveBinaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport-serve").path }
+var binaryBuilt: Bool { FileManager.default.isExecutableFile(atPath: binaryPath) && FileManager.default.isExecutableFile(atPath: serveBinaryPath) }
 let curlPath = "/usr/bin/curl"
 var curlInstalled: Bool { FileManager.default.isExecutableFile(atPath: curlPath) }
 
