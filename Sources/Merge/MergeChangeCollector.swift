@@ -68,6 +68,8 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
     }
     private let topLevel: [String: TopLevel]
     private let members: [String: Member]
+    private let topLevelNames: [String]
+    private let memberNames: [String]
     private var entries: [Entry] = []
     private var position: [ObjectID: Int] = [:]
     private var deleted = Set<ObjectID>()
@@ -87,6 +89,8 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
         }
         self.topLevel = topLevel
         self.members = members
+        topLevelNames = Array(topLevel.keys)
+        memberNames = Array(members.keys)
     }
 
     /// The changes so far: by layout, then in the order of the batches, by identifier within one.
@@ -121,14 +125,20 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
     /// Adds the batch's changes to the list, folding later changes of an object into its entry.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         batch += 1
-        for change in changes.deleted where topLevel[change.id.entity] != nil { deleted.insert(change.id) }
-        // Owners first, so that members find them.
-        for change in changes.inserted { if let top = topLevel[change.id.entity] { try record(change, top, context) } }
-        for change in changes.updated { if let top = topLevel[change.id.entity] { try record(change, top, context) } }
-        for change in changes.deleted { if let top = topLevel[change.id.entity] { try record(change, top, context) } }
-        for list in [changes.inserted, changes.updated, changes.deleted] {
-            for change in list { if let member = members[change.id.entity] { try record(change, member, context) } }
+        // A batch holds every observer's changes (a first import's credits and categories, say):
+        // find this collector's few entities by comparing names, not hashing each change's.
+        let lists = [changes.inserted, changes.updated, changes.deleted]
+        func each(_ list: [ObjectChange], in names: [String], _ body: (ObjectChange, String) throws -> Void) rethrows {
+            for i in list.indices {
+                let entity = list[i].id.entity
+                if let name = names.first(where: { $0 == entity }) { try body(list[i], name) }
+            }
         }
+        try each(changes.deleted, in: topLevelNames) { change, _ in deleted.insert(change.id) }
+        // Owners first, so that members find them.
+        for list in lists { try each(list, in: topLevelNames) { change, name in try record(change, topLevel[name]!, context) } }
+        guard !memberNames.isEmpty else { return }
+        for list in lists { try each(list, in: memberNames) { change, name in try record(change, members[name]!, context) } }
     }
 
     private func record(_ change: ObjectChange, _ top: TopLevel, _ context: ObjectContext) throws {
