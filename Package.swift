@@ -78,7 +78,7 @@ let package = Package(
 
         // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically,
         // with stable programme UIDs.
-        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
+        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Merge", "Primitives"]),
 
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
         .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
@@ -111,7 +111,7 @@ let package = Package(
         // The command line. It does not link Serve: a smaller binary maps fewer pages at start
         // (peak RSS of import, run and export; docs/design.md#targets).
         .executableTarget(name: "tvimport", dependencies: [
-            "Job", "CommandLineOptions",
+            "Job", "CommandLineOptions", "Grabber",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], plugins: ["VersionStamp"]),
         // The server `tvimport serve` execs, installed beside tvimport.

@@ -1,4 +1,5 @@
 import Foundation
+import Merge
 import ObjectGraph
 
 /// The feeds' revision rule for a programme (module `feeds`): `changedAt` moves when its exported
@@ -10,9 +11,9 @@ import ObjectGraph
 /// // ["changedAt": .date(now), "sequence": .integer(programme["sequence"] + 1)]
 /// ```
 ///
-/// The import writes these with its own update of each programme (`Sources/Job/ImportPipeline.swift`
-/// hands them to the merge as an `UpdateStamp`): one write per changed programme. Every other
-/// writer (an edit, `apply`, `undo`) is stamped by `ProgrammeRevisionObserver`.
+/// The import writes these with its own update of each programme (`stamp(now:)`, which
+/// `Sources/Job/ImportPipeline.swift` hands to the merge): one write per changed programme. Every
+/// other writer (an edit, `apply`, `undo`) is stamped by `ProgrammeRevisionObserver`.
 public enum ProgrammeRevision {
     /// Changes to these bump SEQUENCE.
     public static let sequenceKeys: Set<String> = ["start", "stop", "title"]
@@ -31,6 +32,11 @@ public enum ProgrammeRevision {
         }
         return values
     }
+
+    /// The rule as the merge's stamp for programmes, dated `now`.
+    public static func stamp(now: Int64) -> UpdateStamp {
+        UpdateStamp(keys: keys) { changed, current in values(changed: changed, current: current, now: now) }
+    }
 }
 
 /// Stamps programmes changed by writers that do not stamp them themselves (`ProgrammeRevision`):
@@ -40,7 +46,7 @@ public enum ProgrammeRevision {
 public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendable {
     let clock: @Sendable () -> Int64
     /// What stamping reads of a programme: the stamps and its channel.
-    static let stampKeys = ["changedAt", "sequence", "channel"]
+    static let stampKeys = ProgrammeRevision.keys + ["channel"]
 
     public init(clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) { self.clock = clock }
 

@@ -1,7 +1,6 @@
 import Fetch
 import Feeds
 import Foundation
-import Merge
 import ObjectGraph
 import XMLTV
 import XMLTVImport
@@ -165,9 +164,7 @@ struct ImportPipeline {
         // The feeds' revision stamps, written by the merge with each insert and update (one write).
         let now = options.now
         importOptions.programmeInsertValues = ["changedAt": .date(now)]
-        importOptions.updateStamps = ["Programme": UpdateStamp(keys: ProgrammeRevision.keys) { changed, current in
-            ProgrammeRevision.values(changed: changed, current: current, now: now)
-        }]
+        importOptions.updateStamps = ["Programme": ProgrammeRevision.stamp(now: now)]
         importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
         let progress = self.progress, name = source.name
         importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }

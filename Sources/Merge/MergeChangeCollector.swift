@@ -3,13 +3,13 @@ import ObjectGraph
 /// A change to one object as reports list it, read from the store's change stream by
 /// `MergeChangeCollector`.
 public struct MergeChange: Sendable {
-    public let kind: ChangeKind
+    public var kind: ChangeKind
     public let entity: String
     public let id: ObjectID
     /// Changed attributes: name → (old, new).
-    public let attributes: [(name: String, old: Value, new: Value)]
+    public var attributes: [(name: String, old: Value, new: Value)]
     /// Owned members added and removed, per relationship, as their identifier values.
-    public let relationships: [(name: String, added: [[Value]], removed: [[Value]])]
+    public var relationships: [(name: String, added: [[Value]], removed: [[Value]])]
     /// The identifier of the parent in the scope (a programme's channel id), when the importer knows it.
     public var owner: String?
 
@@ -100,6 +100,12 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
     /// when its layout has a parent key.
     public var changesWithParents: [(change: MergeChange, parent: ObjectID?)] { orderedEntries.map { ($0.change, $0.parent) } }
 
+    /// The objects of `entity` whose listed change is an update, in no particular order (for
+    /// counting: no sorting of the whole list).
+    public func updatedObjects(of entity: String) -> [ObjectID] {
+        entries.filter { $0.change.entity == entity && $0.change.kind == .update && isListed($0.change) }.map(\.change.id)
+    }
+
     private var orderedEntries: [Entry] {
         entries.enumerated().filter { isListed($0.element.change) }.sorted { a, b in
             let (x, y) = (a.element, b.element)
@@ -156,7 +162,9 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
         case .delete:
             if let i = position[change.id], entries[i].change.kind == .insert {
                 // Made and removed in one transaction: nothing to list (an empty update is not listed).
-                entries[i].change = MergeChange(kind: .update, entity: layout.entity.name, id: change.id, attributes: [], relationships: [])
+                entries[i].change.kind = .update
+                entries[i].change.attributes = []
+                entries[i].change.relationships = []
                 return
             }
             add(MergeChange(kind: .delete, entity: layout.entity.name, id: change.id,
@@ -167,18 +175,16 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
             let keys = Set(change.changedKeys)
             let changed = top.layout.overwritable.map(\.name).filter { keys.contains($0) }   // in the layout's order
             if let i = position[change.id] {
-                var attributes = entries[i].change.attributes
+                let isInsert = entries[i].change.kind == .insert
                 for key in changed {
                     let new = values[key] ?? .null
-                    if let j = attributes.firstIndex(where: { $0.name == key }) {
-                        attributes[j] = (key, attributes[j].old, new)
+                    if let j = entries[i].change.attributes.firstIndex(where: { $0.name == key }) {
+                        entries[i].change.attributes[j].new = new
                     } else {
-                        attributes.append((key, entries[i].change.kind == .insert ? .null : old[key] ?? .null, new))
+                        entries[i].change.attributes.append((key, isInsert ? .null : old[key] ?? .null, new))
                     }
                 }
-                if entries[i].change.kind == .insert { attributes.removeAll { $0.new.isNull } }
-                entries[i].change = MergeChange(kind: entries[i].change.kind, entity: layout.entity.name, id: change.id,
-                                                attributes: attributes, relationships: entries[i].change.relationships)
+                if isInsert { entries[i].change.attributes.removeAll { $0.new.isNull } }
                 if entries[i].parent == nil { entries[i].parent = parent }
                 return
             }
@@ -200,25 +206,22 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
             try addUpdate(owner, top, context, parent: nil, attributes: [])
             i = entries.count - 1
         }
-        var relationships = entries[i].change.relationships
-        let r = relationships.firstIndex { $0.name == member.relationship } ?? {
-            relationships.append((member.relationship, [], []))
-            relationships.sort { top.childOrder[$0.name] ?? 0 < top.childOrder[$1.name] ?? 0 }
-            return relationships.firstIndex { $0.name == member.relationship }!
-        }()
+        if !entries[i].change.relationships.contains(where: { $0.name == member.relationship }) {
+            entries[i].change.relationships.append((member.relationship, [], []))
+            entries[i].change.relationships.sort { top.childOrder[$0.name] ?? 0 < top.childOrder[$1.name] ?? 0 }
+        }
+        let r = entries[i].change.relationships.firstIndex { $0.name == member.relationship }!
         let identifierKeys = member.layout.identifierKeys
         switch change.kind {
         case .insert:
             let values = change.newValues
-            relationships[r].added.append(identifierKeys.map { values[$0] ?? .null })
+            entries[i].change.relationships[r].added.append(identifierKeys.map { values[$0] ?? .null })
         case .delete:
             let values = change.oldValues
-            relationships[r].removed.append(identifierKeys.map { values[$0] ?? .null })
+            entries[i].change.relationships[r].removed.append(identifierKeys.map { values[$0] ?? .null })
         case .update:
             break   // a member changed in place: the relationship changed, no member came or went
         }
-        let c = entries[i].change
-        entries[i].change = MergeChange(kind: c.kind, entity: c.entity, id: c.id, attributes: c.attributes, relationships: relationships)
     }
 
     /// An update entry, with the identifier (read when the change does not carry it) that orders it.

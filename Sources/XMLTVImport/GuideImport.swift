@@ -287,9 +287,9 @@ public final class GuideImporter {
         // A channel created bare for its programmes and completed here is one insert (the
         // collector folds the two); the merge counted its completion as an update.
         var tally = MergeTally()
-        for change in collector.changes where change.entity == "Channel" && change.kind == .update {
+        for channel in collector.updatedObjects(of: "Channel") {
             tally.updated += 1
-            if let id = try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
+            if let id = try context.object(channel, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
         }
         let completions = t.updated - tally.updated
         tally.inserted = t.inserted + createdChannels.count

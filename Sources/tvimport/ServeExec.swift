@@ -1,5 +1,6 @@
-import Foundation
 import CommandLineOptions
+import Foundation
+import Grabber
 import Job
 #if canImport(Glibc)
 import Glibc
@@ -10,30 +11,20 @@ import Glibc
 enum ServeExec {
     static let programName = "tvimport-serve"
 
-    /// tvimport-serve beside this executable (symlinks resolved), then on `PATH`.
-    static func candidates(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
-        var paths: [String] = []
-        if let own = ownExecutable() {
-            paths.append(String(own[..<(own.lastIndex(of: "/") ?? own.startIndex)]) + "/" + programName)
-        }
-        for directory in (environment["PATH"] ?? "").split(separator: ":") where !directory.isEmpty {
-            let path = directory + "/" + programName
-            if !paths.contains(path) { paths.append(path) }
-        }
-        return paths
-    }
-
     /// Replaces this process with tvimport-serve and `arguments`; returns only by exiting 69 when
-    /// there is none to run.
+    /// there is none to run. It is looked for beside this executable (symlinks resolved), then on
+    /// `PATH`, as the shell would (`ExecutableLookup`, which finds a source's grabber command too).
     static func run(arguments: [String]) -> Never {
-        let found = candidates()
-        for path in found where access(path, X_OK) == 0 {
+        let ownDirectory = ownExecutable().map { String($0[..<($0.lastIndex(of: "/") ?? $0.startIndex)]) }
+        let environment = ProcessInfo.processInfo.environment
+        let searchPath = ([ownDirectory] + [environment["PATH"]]).compactMap { $0 }.joined(separator: ":")
+        if let path = ExecutableLookup.locate(programName, directory: FileManager.default.currentDirectoryPath, searchPath: searchPath) {
             let argv = ([programName] + arguments).map { strdup($0) } + [nil]
             execv(path, argv)
             let reason = String(cString: strerror(errno))
             finish { throw JobError(.unavailable, "serve: cannot run \(path): \(reason)") }
         }
-        let looked = found.first.map { "\($0) (nor on PATH)" } ?? "PATH"
+        let looked = ownDirectory.map { "\($0)/\(programName) (nor on PATH)" } ?? "PATH"
         finish { throw JobError(.unavailable, "serve: \(programName) is not installed: looked at \(looked); install it beside tvimport") }
     }
 

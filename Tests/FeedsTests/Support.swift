@@ -32,10 +32,7 @@ struct ObservedStore {
     func importGuide(_ files: [String], source: String = "t", now: Int64) throws -> SourceImportReport {
         var options = ImportOptions(source: source, force: true, now: now)
         options.programmeInsertValues = ["changedAt": .date(clock.now)]
-        let stampedAt = clock.now
-        options.updateStamps = ["Programme": UpdateStamp(keys: ProgrammeRevision.keys) { changed, current in
-            ProgrammeRevision.values(changed: changed, current: current, now: stampedAt)
-        }]
+        options.updateStamps = ["Programme": ProgrammeRevision.stamp(now: clock.now)]
         return try XMLTVImport.importGuide(into: store, files: files, options: options, dryRun: false)
     }
 }
