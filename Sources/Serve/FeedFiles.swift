@@ -103,7 +103,10 @@ public final class FeedFiles: @unchecked Sendable {
             // The exporter replaces feeds by rename, so a file read now is whole.
             guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { return nil }
             let bytes = [UInt8](data)
-            let tag = "\"\(String(fnv1a64(bytes), radix: 16))-\(bytes.count)"
+            // A content hash for the ETag (Primitives' FNV-1a: tells content apart, not a security boundary).
+            var hash = FNV1a()
+            hash.add(bytes)
+            let tag = "\"\(String(hash.value, radix: 16))-\(bytes.count)"
             let gzipBody: ByteBuffer?
             if let previous, previous.etag == tag + "\"" {
                 gzipBody = previous.gzipBody
@@ -122,11 +125,4 @@ public final class FeedFiles: @unchecked Sendable {
     public func names() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter(Self.servableName).sorted()
     }
-}
-
-/// FNV-1a over the bytes (Primitives): a content hash for ETags (not a security boundary).
-func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
-    var hash = FNV1a()
-    hash.add(bytes)
-    return hash.value
 }

@@ -122,7 +122,7 @@ import Glibc
     func whitespaceBetweenProgrammesTakesConstantMemory() throws {
         let box = try GuardedSandbox()
         let path = box.path("padded.xml")
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.write(Data("<?xml version=\"1.0\"?>\n<tv>".utf8))
         let block = Data(repeating: UInt8(ascii: " "), count: 1 << 20)
@@ -146,7 +146,7 @@ import Glibc
     func commentsAndInstructionsBetweenProgrammesTakeConstantMemory() throws {
         let box = try GuardedSandbox()
         let path = box.path("commented.xml")
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         handle.write(Data("<?xml version=\"1.0\"?>\n<tv>".utf8))
         var block = ""

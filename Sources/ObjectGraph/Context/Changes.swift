@@ -10,6 +10,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         self.rowID = rowID
     }
     public var description: String { "\(entity)#\(rowID)" }
+
+    /// Hashes the row id alone: the entity's name, a string, costs more to hash than the rest of
+    /// a lookup, and observers look objects up by id for every change. Ids of different tables
+    /// that share a row id meet in one bucket, where `==` tells them apart.
+    public func hash(into hasher: inout Hasher) { hasher.combine(rowID) }
 }
 
 /// What happened to an object.

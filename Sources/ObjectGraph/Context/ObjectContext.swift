@@ -131,6 +131,8 @@ public final class ObjectContext {
     private struct RelationshipKey: Hashable {
         let owner: ObjectID
         let relationship: String
+        /// The owner alone (see `ObjectID.hash(into:)`): an owner has few observed relationships.
+        func hash(into hasher: inout Hasher) { owner.hash(into: &hasher) }
     }
 
     init(db: Database, store: Store, observers: [any ContextObserver], recordChanges: Bool) {

@@ -48,6 +48,12 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             }
         }
         for e in model.entities { plans[e.name] = try EntityPlan(e, schema: schema, owner: links[e.name]) }
+        var lookedUp = Set(links.values.map(\.owner))
+        for plan in plans.values {
+            lookedUp.formUnion(plan.references.map(\.destination))
+            lookedUp.formUnion(plan.identifier.compactMap(\.destination))
+        }
+        for name in lookedUp { for e in model.entity(name)?.descendants ?? [name] { plans[e]?.isLookedUp = true } }
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw ObjectGraphError.invalidOperation("cannot create the change file \(path)")
         }
@@ -231,8 +237,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     // MARK: One batch as trees of nodes
 
     /// What the recorder reads of one entity: positions in its rows (`Entity.rowKeys` order,
-    /// as inserts and deletes carry them).
-    struct EntityPlan {
+    /// as inserts and deletes carry them). A class, so that looking one up per change copies no
+    /// arrays; never changed after it is made.
+    final class EntityPlan: @unchecked Sendable {
         let entity: Entity
         let rowKeys: [String]
         /// Compared attributes, sorted by name (the order JSON's sorted keys need).
@@ -251,6 +258,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// A compact row's columns: the attributes that always have a value first, the rest in
         /// the model's order, so that a row without relationships ends at its last value.
         let rowColumns: [(name: String, index: Int)]
+        /// Whether a batch may look its objects up by id: as an owner, a reference's target or
+        /// part of an identifier (set once every plan is made). Only such objects' rows are kept
+        /// by id while a batch is read.
+        var isLookedUp = false
 
         init(_ entity: Entity, schema: DiffSchema, owner: (owner: String, relationship: String, key: String)?) throws {
             self.entity = entity
@@ -488,8 +499,8 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         init(recorder: ChangeRecorder, context: ObjectContext, changes: ChangeBatch) throws {
             self.recorder = recorder
             self.context = context
-            for c in changes.inserted { if let plan = recorder.plans[c.id.entity] { known[c.id] = Self.row(c.new, of: c, plan) } }
-            for c in changes.deleted { if let plan = recorder.plans[c.id.entity] { known[c.id] = Self.row(c.old, of: c, plan) } }
+            for c in changes.inserted { if let plan = plan(c.id.entity), plan.isLookedUp { known[c.id] = Self.row(c.new, of: c, plan) } }
+            for c in changes.deleted { if let plan = plan(c.id.entity), plan.isLookedUp { known[c.id] = Self.row(c.old, of: c, plan) } }
             for c in changes.inserted { try add(c) }
             for c in changes.updated { try add(c) }
             for c in changes.deleted { try add(c) }
@@ -501,11 +512,20 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             return plan.rowKeys.map { key in change.changedKeys.firstIndex(of: key).flatMap { $0 < values.count ? values[$0] : nil } ?? .null }
         }
 
+        /// The plan of an entity; changes come grouped by entity, so the last one found is
+        /// usually the one wanted (comparing the names is cheaper than hashing them).
+        private mutating func plan(_ entity: String) -> EntityPlan? {
+            if let last = lastPlan, last.entity.name == entity { return last }
+            lastPlan = recorder.plans[entity]
+            return lastPlan
+        }
+        private var lastPlan: EntityPlan?
+
         private mutating func add(_ change: ObjectChange) throws {
-            guard let plan = recorder.plans[change.id.entity] else { return }
+            guard let plan = plan(change.id.entity) else { return }
             switch change.kind {
             case .insert, .delete:
-                guard let row = known[change.id] else { return }
+                let row = known[change.id] ?? Self.row(change.kind == .insert ? change.new : change.old, of: change, plan)
                 // A compact insert or delete is written without its identifier (its row and nesting give it).
                 let ownerRow = plan.owner.flatMap { row[$0.index].integerValue }
                 let compact = ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested
