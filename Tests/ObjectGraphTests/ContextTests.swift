@@ -346,3 +346,18 @@ final class ProgrammeOnlyObserver: ContextObserver, @unchecked Sendable {
         #expect(narrow.batches.last?.inserted.map(\.id.entity) == ["Credit"])
     }
 }
+
+@Suite struct ObjectIDTests {
+    /// An id hashes its row alone (Sources/ObjectGraph/Context/Changes.swift): ids of two tables
+    /// that share a row id land in one bucket and must still be two keys.
+    @Test func idsOfTwoTablesWithOneRowIDAreTwoKeys() {
+        let channel = ObjectID(entity: "Channel", rowID: 7), programme = ObjectID(entity: "Programme", rowID: 7)
+        #expect(channel.hashValue == programme.hashValue)
+        #expect(channel != programme)
+        var names = [channel: "channel"]
+        names[programme] = "programme"
+        #expect(names.count == 2)
+        #expect(names[channel] == "channel" && names[programme] == "programme")
+        #expect(Set([channel, programme, ObjectID(entity: "Channel", rowID: 7)]).count == 2)
+    }
+}

@@ -238,7 +238,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
 
     /// What the recorder reads of one entity: positions in its rows (`Entity.rowKeys` order,
     /// as inserts and deletes carry them). A class, so that looking one up per change copies no
-    /// arrays; never changed after it is made.
+    /// arrays; not changed once the recorder is made.
     final class EntityPlan: @unchecked Sendable {
         let entity: Entity
         let rowKeys: [String]
