@@ -45,6 +45,11 @@ public struct JSONText: Sendable {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
+    /// Appends JSON written elsewhere (by another `JSONText`), as it is.
+    public mutating func append(json: [UInt8]) {
+        bytes.append(contentsOf: json)
+    }
+
     /// Appends `"name":`.
     public mutating func key(_ name: String) {
         append(string: name)

@@ -52,6 +52,50 @@ import Testing
         #expect(try diff.diff(from: replayed, to: before).isEmpty)
     }
 
+    /// Batches of inserts with owners before members (a first import's) are written as they
+    /// come (`InsertedRows`), byte for byte as the tree writes them; a batch that does not fit
+    /// (a reference to a publisher, a member whose owner is no longer the open one) goes to the tree.
+    @Test func insertsWrittenAsTheyComeAreWhatTheTreeWrites() throws {
+        func record(asTheyCome: Bool) throws -> (bytes: Data, fast: Int, recorded: ChangeDocument, before: Store, store: Store) {
+            let store = try Store.inMemory(model: Shelves.model)
+            let before = try store.snapshot()
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString).json").path
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let recorder = try ChangeRecorder(model: store.model, path: path)
+            recorder.writesInsertsAsTheyCome = asTheyCome
+            store.addObserver(recorder)
+            try store.write { context in
+                var shelves: [ObjectID] = []
+                for n in 0..<3 {   // three batches that fit: a shelf, its label, its books and films
+                    let shelf = try context.insert("Shelf", ["name": s("shelf \(n)")])
+                    shelves.append(shelf)
+                    if n != 1 { try context.insert("Label", ["text": n == 2 ? .null : s("label \(n)")], related: ["shelf": shelf]) }
+                    for (k, entity) in ["Book", "Book", "Film", "Book"].enumerated() {
+                        try context.insert(entity, ["code": s("\(n)-\(k)"), "title": k == 1 ? .null : s("T\(k)")], related: ["shelf": shelf])
+                    }
+                    try context.processPendingChanges()
+                }
+                // A member of a shelf that is no longer the open one.
+                let late = try context.insert("Shelf", ["name": s("late")])
+                try context.insert("Book", ["code": s("late-0")], related: ["shelf": shelves[0]])
+                try context.insert("Film", ["code": s("late-1")], related: ["shelf": late])
+                try context.processPendingChanges()
+                // A reference to another root.
+                let publisher = try context.insert("Publisher", ["name": s("Acme")])
+                try context.insert("Book", ["code": s("late-2")], related: ["shelf": late, "publisher": publisher])
+                try context.processPendingChanges()
+            }
+            try recorder.finish()
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            return (bytes, recorder.batchesWrittenAsTheyCame, try ChangeDocument(contentsOfFile: path).squashed(), before, store)
+        }
+        let asTheyCome = try record(asTheyCome: true), tree = try record(asTheyCome: false)
+        #expect(asTheyCome.fast == 3)
+        #expect(tree.fast == 0)
+        #expect(asTheyCome.bytes == tree.bytes)
+        try expectReplay(asTheyCome.recorded, from: asTheyCome.before, to: asTheyCome.store)
+    }
+
     @Test(arguments: 0..<12) func peopleChangedInSeveralBatches(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         func pick(_ c: ObjectContext, _ entity: String) throws -> FetchedObject? {

@@ -20,7 +20,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private let schema: DiffSchema
     private let fingerprint: String
     /// What is read of each entity, computed once.
-    private var plans: [String: EntityPlan] = [:]
+    private(set) var plans: [String: EntityPlan] = [:]
     private let model: ObjectModel
     private let lock = NSLock()
     private var isOpen = true
@@ -31,6 +31,12 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private let queue = DispatchQueue(label: "ObjectGraph.ChangeRecorder")
     private static let maxPendingBatches = 8
     private let pendingBatches = DispatchSemaphore(value: ChangeRecorder.maxPendingBatches)
+    /// Writes batches of inserts that need no tree (`InsertedRows.swift`).
+    private let insertedRows: InsertedRows
+    /// Whether such batches are written as they came (tests compare with the tree's writing).
+    var writesInsertsAsTheyCome = true
+    /// How many batches were (for tests).
+    private(set) var batchesWrittenAsTheyCame = 0
     /// Identifiers rendered so far, by object (row ids are never reused).
     private var identities: [ObjectID: [DiffValue]] = [:]
 
@@ -54,6 +60,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             lookedUp.formUnion(plan.identifier.compactMap(\.destination))
         }
         for name in lookedUp { for e in model.entity(name)?.descendants ?? [name] { plans[e]?.isLookedUp = true } }
+        insertedRows = InsertedRows(plans: plans)
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw ObjectGraphError.invalidOperation("cannot create the change file \(path)")
         }
@@ -99,6 +106,16 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             if let error = writer.failure { throw error }
             // Bounded between batches (never inside one: its references are looked up there).
             if identities.count > 200_000 { identities.removeAll(keepingCapacity: true) }
+            if writesInsertsAsTheyCome && insertedRows.fits(changes) {
+                // A first import's batch: written as it came, entirely on the writer's queue.
+                batchesWrittenAsTheyCame += 1
+                pendingBatches.wait()
+                queue.async { [writer, insertedRows, pendingBatches] in
+                    do { writer.write(elements: try insertedRows.render(changes)) } catch { writer.fail(error) }
+                    pendingBatches.signal()
+                }
+                return
+            }
             let roots = try BatchTree(recorder: self, context: context, changes: changes).roots
             guard !roots.isEmpty else { return }
             pendingBatches.wait()
@@ -166,22 +183,34 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
 
         var failure: (any Error)? { failureLock.withLock { firstFailure } }
 
+        /// Records the first error; the next batch's recording throws it.
+        func fail(_ error: any Error) { failureLock.withLock { firstFailure = firstFailure ?? error } }
+
         func head(_ bytes: [UInt8]) {
             append(bytes)
             savedLength = written
         }
 
         func write(_ roots: [Node]) {
-            guard file != nil, failure == nil else { return }
+            var elements: [[UInt8]] = []
             Node.forEachRun(roots) { run in
                 text.removeAll()
                 Node.write(run, into: &text)
+                elements.append(text.bytes)
+            }
+            write(elements: elements)
+        }
+
+        /// Appends elements of the document's `changes` array, each written whole.
+        func write(elements: [[UInt8]]) {
+            guard file != nil, failure == nil else { return }
+            for element in elements {
                 if nodes > 0 { append(Array(",".utf8)) }
-                append(text.bytes)
+                append(element)
                 nodes += 1
             }
             if buffer.count > 1 << 20 {
-                do { try flush() } catch { failureLock.withLock { firstFailure = firstFailure ?? error } }
+                do { try flush() } catch { fail(error) }
             }
         }
 
@@ -262,6 +291,44 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// part of an identifier (set once every plan is made). Only such objects' rows are kept
         /// by id while a batch is read.
         var isLookedUp = false
+
+        /// Values in `rowKeys` order (inserts and deletes carry every key in that order).
+        func row(_ values: [Value], of change: ObjectChange) -> [Value] {
+            if values.count == rowKeys.count && change.changedKeys == rowKeys { return values }
+            return rowKeys.map { key in change.changedKeys.firstIndex(of: key).flatMap { $0 < values.count ? values[$0] : nil } ?? .null }
+        }
+
+        /// A compact row's values in `rowColumns` order (dates as seconds), after its `[`; returns
+        /// where its last non-null value ends, for a row with no relationships to stop there.
+        func writeValues(of row: [Value], into text: inout JSONText) -> Int {
+            var written = text.bytes.count
+            for (i, (_, index)) in rowColumns.enumerated() {
+                if i > 0 { text.raw(",") }
+                let value = row[index]
+                if case .date(let seconds) = value {
+                    text.raw("{\"date\":")
+                    text.append(integer: seconds)
+                    text.raw("}")
+                } else {
+                    text.append(DiffValue(value))
+                }
+                if !value.isNull { written = text.bytes.count }
+            }
+            return written
+        }
+
+        /// The head of a run of compact rows of this entity, up to its rows' `[`.
+        func writeRunHead(_ change: ChangeKind, into text: inout JSONText) {
+            text.raw("{")
+            text.key("change")
+            text.append(string: change.rawValue)
+            text.raw(",")
+            text.key("entityName")
+            text.append(string: entity.name)
+            text.raw(",")
+            text.key("rows")
+            text.raw("[")
+        }
 
         init(_ entity: Entity, schema: DiffSchema, owner: (owner: String, relationship: String, key: String)?) throws {
             self.entity = entity
@@ -396,22 +463,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         func writeRow(into text: inout JSONText) {
             guard let row else { return }
             text.raw("[")
-            let start = text.bytes.count
-            var written = 0
-            for (i, (_, index)) in plan.rowColumns.enumerated() {
-                if i > 0 { text.raw(",") }
-                let value = row[index]
-                if case .date(let seconds) = value {
-                    text.raw("{\"date\":")
-                    text.append(integer: seconds)
-                    text.raw("}")
-                } else {
-                    text.append(DiffValue(value))
-                }
-                if !value.isNull { written = text.bytes.count }
-            }
+            let written = plan.writeValues(of: row, into: &text)
             if !writeRelationships(into: &text, after: ",") {
-                text.truncate(to: max(written, start))
+                text.truncate(to: written)
             }
             text.raw("]")
         }
@@ -422,15 +476,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 run.first?.write(into: &text)
                 return
             }
-            text.raw("{")
-            text.key("change")
-            text.append(string: first.change.rawValue)
-            text.raw(",")
-            text.key("entityName")
-            text.append(string: first.plan.entity.name)
-            text.raw(",")
-            text.key("rows")
-            text.raw("[")
+            first.plan.writeRunHead(first.change, into: &text)
             for (i, node) in run.enumerated() {
                 if i > 0 { text.raw(",") }
                 node.writeRow(into: &text)
@@ -499,18 +545,13 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         init(recorder: ChangeRecorder, context: ObjectContext, changes: ChangeBatch) throws {
             self.recorder = recorder
             self.context = context
-            for c in changes.inserted { if let plan = plan(c.id.entity), plan.isLookedUp { known[c.id] = Self.row(c.new, of: c, plan) } }
-            for c in changes.deleted { if let plan = plan(c.id.entity), plan.isLookedUp { known[c.id] = Self.row(c.old, of: c, plan) } }
+            for c in changes.inserted { if let plan = plan(c.id.entity), plan.isLookedUp { known[c.id] = plan.row(c.new, of: c) } }
+            for c in changes.deleted { if let plan = plan(c.id.entity), plan.isLookedUp { known[c.id] = plan.row(c.old, of: c) } }
             for c in changes.inserted { try add(c) }
             for c in changes.updated { try add(c) }
             for c in changes.deleted { try add(c) }
         }
 
-        /// Values in `plan.rowKeys` order (inserts and deletes carry every key in that order).
-        private static func row(_ values: [Value], of change: ObjectChange, _ plan: EntityPlan) -> [Value] {
-            if values.count == plan.rowKeys.count && change.changedKeys == plan.rowKeys { return values }
-            return plan.rowKeys.map { key in change.changedKeys.firstIndex(of: key).flatMap { $0 < values.count ? values[$0] : nil } ?? .null }
-        }
 
         /// The plan of an entity; changes come grouped by entity, so the last one found is
         /// usually the one wanted (comparing the names is cheaper than hashing them).
@@ -525,7 +566,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             guard let plan = plan(change.id.entity) else { return }
             switch change.kind {
             case .insert, .delete:
-                let row = known[change.id] ?? Self.row(change.kind == .insert ? change.new : change.old, of: change, plan)
+                let row = known[change.id] ?? plan.row(change.kind == .insert ? change.new : change.old, of: change)
                 // A compact insert or delete is written without its identifier (its row and nesting give it).
                 let ownerRow = plan.owner.flatMap { row[$0.index].integerValue }
                 let compact = ownerRow == nil ? plan.isCompactAtRoot : plan.isCompactNested
