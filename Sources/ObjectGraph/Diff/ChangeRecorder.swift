@@ -12,6 +12,9 @@ import Primitives
 /// deletes only their old ones (the other side is null), so a first import is one insert per
 /// object with its values.
 ///
+/// A batch of inserts whose owners come before their members (a first import's) is written as
+/// it came, without the trees (`InsertedRows.swift`).
+///
 /// Batches of a transaction that rolls back are cut from the file again. Register it with
 /// `Store.addObserver`, then `finish()` or `discard()` it; afterwards it records nothing.
 public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
