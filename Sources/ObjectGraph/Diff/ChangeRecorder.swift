@@ -23,7 +23,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private let schema: DiffSchema
     private let fingerprint: String
     /// What is read of each entity, computed once.
-    private(set) var plans: [String: EntityPlan] = [:]
+    private var plans: [String: EntityPlan] = [:]
     private let model: ObjectModel
     private let lock = NSLock()
     private var isOpen = true
@@ -195,23 +195,29 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         }
 
         func write(_ roots: [Node]) {
-            var elements: [[UInt8]] = []
+            guard file != nil, failure == nil else { return }
             Node.forEachRun(roots) { run in
                 text.removeAll()
                 Node.write(run, into: &text)
-                elements.append(text.bytes)
+                appendElement(text.bytes)
             }
-            write(elements: elements)
+            flushWhenFull()
         }
 
         /// Appends elements of the document's `changes` array, each written whole.
         func write(elements: [[UInt8]]) {
             guard file != nil, failure == nil else { return }
-            for element in elements {
-                if nodes > 0 { append(Array(",".utf8)) }
-                append(element)
-                nodes += 1
-            }
+            for element in elements { appendElement(element) }
+            flushWhenFull()
+        }
+
+        private func appendElement(_ element: [UInt8]) {
+            if nodes > 0 { append(Array(",".utf8)) }
+            append(element)
+            nodes += 1
+        }
+
+        private func flushWhenFull() {
             if buffer.count > 1 << 20 {
                 do { try flush() } catch { fail(error) }
             }
@@ -554,7 +560,6 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             for c in changes.updated { try add(c) }
             for c in changes.deleted { try add(c) }
         }
-
 
         /// The plan of an entity; changes come grouped by entity, so the last one found is
         /// usually the one wanted (comparing the names is cheaper than hashing them).

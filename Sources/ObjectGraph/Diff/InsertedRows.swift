@@ -18,12 +18,12 @@ extension ChangeRecorder {
 
         /// Whether `render` can write the batch.
         func fits(_ changes: ChangeBatch) -> Bool {
-            (try? walk(changes, writing: false)) != nil
+            walk(changes, writing: false) != nil
         }
 
         /// The batch's elements of the document's `changes` array: one per run of roots of one entity.
         func render(_ changes: ChangeBatch) throws -> [[UInt8]] {
-            guard let elements = try walk(changes, writing: true) else {
+            guard let elements = walk(changes, writing: true) else {
                 throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for")
             }
             return elements
@@ -49,7 +49,7 @@ extension ChangeRecorder {
 
         /// Walks the batch keeping the chain of open objects; returns nil when it does not fit.
         /// Without `writing` it only checks.
-        private func walk(_ changes: ChangeBatch, writing: Bool) throws -> [[UInt8]]? {
+        private func walk(_ changes: ChangeBatch, writing: Bool) -> [[UInt8]]? {
             guard changes.updated.isEmpty, changes.deleted.isEmpty, !changes.inserted.isEmpty else { return nil }
             var open: [Open] = []
             var roots: [Run] = []
@@ -108,12 +108,9 @@ extension ChangeRecorder {
             object.text.raw("]")
             if let link = object.plan.owner, !open.isEmpty {
                 let owner = open.count - 1
-                if let i = open[owner].members.firstIndex(where: { $0.relationship == link.relationship }) {
-                    Self.append(object, to: &open[owner].members[i].runs)
-                } else {
-                    open[owner].members.append((link.relationship, []))
-                    Self.append(object, to: &open[owner].members[open[owner].members.count - 1].runs)
-                }
+                let i = open[owner].members.firstIndex { $0.relationship == link.relationship } ?? open[owner].members.endIndex
+                if i == open[owner].members.endIndex { open[owner].members.append((link.relationship, [])) }
+                Self.append(object, to: &open[owner].members[i].runs)
             } else {
                 Self.append(object, to: &roots)
             }
