@@ -20,6 +20,11 @@ public struct ImportJob {
     public var writePatch = false
     public var files: [String]
     public var userModules: [ModelModule] = []
+    /// Remembered for the source when given (`import --priority`).
+    public var priority: Int?
+    /// From `import --config`: source channel id → canonical id, and the merge's whitelists.
+    public var channelAliases: [String: String] = [:]
+    public var whitelists: [String: Set<String>] = [:]
 
     public init(database: String, files: [String]) {
         self.database = database
@@ -58,12 +63,16 @@ public struct ImportJob {
         options.force = force
         options.collectChanges = dryRun || json || verbose
         options.now = started
+        options.channelAliases = channelAliases
+        options.whitelists = whitelists
         let progress = Progress(quiet: quiet || json)
         try FetchState.prepare(store)
         var report = RunReport(dryRun: dryRun)
         var recording: ChangeFiles.Recording?
+        var spec = SourceSpec(name: sourceName, inputs: inputs)
+        spec.priority = priority
         let outcome = ImportPipeline(store: store, options: options, progress: progress)
-            .importSource(SourceSpec(name: sourceName, inputs: inputs)) {
+            .importSource(spec) {
                 // Recorded from the store's own change stream, from the first write of the import on.
                 if !dryRun && writeChangeFile && recording == nil {
                     recording = try ChangeFiles(database: database).startRecording(store, runID: ChangeFiles.runID(started), writesPatch: writePatch)

@@ -30,6 +30,8 @@ public struct SourceSpec: Sendable {
     public var timeOffset: Int?
     public var includeChannels: Set<String>?
     public var excludeChannels: Set<String> = []
+    /// Higher wins where sources overlap; nil keeps the remembered one (else 0).
+    public var priority: Int?
 
     public init(name: String, inputs: [Input]) {
         self.name = name
@@ -51,6 +53,8 @@ public struct PipelineOptions: Sendable {
     public var now = Int64(Date().timeIntervalSince1970)
     /// Pass a command source's standard error through, each line prefixed with the source's name.
     public var passCommandErrors = false
+    /// Source channel id → canonical channel id (the config's `channels` aliases).
+    public var channelAliases: [String: String] = [:]
 
     public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
 }
@@ -88,10 +92,11 @@ struct ImportPipeline {
         // Validators and the content hash describe one download: with several inputs every one is
         // fetched in full, since the import needs all of them together.
         // --force fetches in full and imports whatever came, but still keeps the validators, so
-        // the next night's run is a conditional GET again.
+        // the next night's run is a conditional GET again. A changed priority changes what is
+        // shown even when the guide did not change.
         let singleDownload: Bool
         if source.inputs.count == 1, case .fetched = source.inputs[0] { singleDownload = true } else { singleDownload = false }
-        let conditional = singleDownload && !options.force
+        let conditional = singleDownload && !options.force && !priorityChanged(source)
         let previous = conditional ? (try? FetchState.load(store, source: source.name)) ?? nil : nil
         for input in source.inputs {
             switch input {
@@ -136,6 +141,7 @@ struct ImportPipeline {
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
+            if !options.dryRun { rememberPriority(of: source) }
             if !options.dryRun, singleDownload, let (url, d) = downloads.first {
                 keepLastGood(d, source: source.name)
                 try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
@@ -165,10 +171,31 @@ struct ImportPipeline {
         let now = options.now
         importOptions.programmeInsertValues = ["changedAt": .date(now)]
         importOptions.updateStamps = ["Programme": ProgrammeRevision.stamp(now: now)]
+        importOptions.reader.channelAliases = options.channelAliases
+        importOptions.priorities = priorities(with: source)
+        importOptions.resolveAllChannels = priorityChanged(source)
         importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
         let progress = self.progress, name = source.name
         importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }
         return importOptions
+    }
+
+    /// Every remembered priority, with this source's own from the config or command line.
+    func priorities(with source: SourceSpec) -> [String: Int] {
+        var all = (try? SourcePriorities.all(in: store)) ?? [:]
+        if let priority = source.priority { all[source.name] = priority }
+        return all
+    }
+
+    /// Whether the source is given a priority other than the one remembered.
+    func priorityChanged(_ source: SourceSpec) -> Bool {
+        guard let priority = source.priority else { return false }
+        return ((try? SourcePriorities.all(in: store)) ?? [:])[source.name] ?? 0 != priority
+    }
+
+    func rememberPriority(of source: SourceSpec) {
+        guard let priority = source.priority, priorityChanged(source) else { return }
+        try? SourcePriorities.remember(priority, for: source.name, in: store)
     }
 
     /// Only once it is applied is a download the last good one: kept in the cache with its validators.

@@ -15,6 +15,9 @@ public struct JobConfig: Sendable {
         public var timeOffset: Int?
         public var includeChannels: Set<String>?
         public var excludeChannels: Set<String> = []
+        /// Higher wins where sources overlap (CONTRACT.md, "Several sources, one guide"); nil
+        /// when the config leaves it out (the database's remembered value, else 0).
+        public var priority: Int?
         /// The bundled sample guide, moved to today so that it is always in the future.
         var isBundledSample = false
         /// A grabber whose standard output is the guide (instead of `url`).
@@ -26,6 +29,7 @@ public struct JobConfig: Sendable {
             spec.timeOffset = timeOffset
             spec.includeChannels = includeChannels
             spec.excludeChannels = excludeChannels
+            spec.priority = priority
             return spec
         }
     }
@@ -56,13 +60,16 @@ public struct JobConfig: Sendable {
     public var fetchPolicy = FetchPolicy()
     public var filteredFeeds: [FilteredFeed] = []
     public var whitelists: [String: Set<String>] = [:]
+    /// Source channel id → canonical channel id, from `"channels": {CANONICAL: {"aliases": [...]}}`.
+    public var channelAliases: [String: String] = [:]
     public var modules: [ModelModule] = []
     /// The `modules` part of the file, as JSON: remembered in the database so that commands
     /// without a config (`edit`, `status`, `import`) still know the user's entities.
     public var modulesJSON: Data?
     /// Where the feeds are published (`publish.s3`); see PublishCommand.swift.
     public var publishTarget: ObjectStoreTarget?
-    /// The XMLTV export (`xmltv`), published beside the feeds when it exists.
+    /// Where `run` writes the guide as one XMLTV file after each export (gzip when it ends in
+    /// .gz), published beside the feeds.
     public var xmltv: String?
     /// `serve`: the edit token (`TVIMPORT_SERVE_TOKEN` wins over it), address and port.
     public var serveToken: String?
@@ -126,7 +133,8 @@ public struct JobConfig: Sendable {
     }
 
     /// Reads a config file; every problem names the file, the key and what was expected.
-    /// `requireSources: false` is for commands that use the rest of it (`export`).
+    /// `requireSources: false` is for commands that use the rest of it (`export`, and `import --config`,
+    /// which takes only its aliases, whitelists and modules).
     public static func load(path: String, requireSources: Bool = true) throws -> JobConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw JobError(.config, "\(path): cannot read the configuration file")
@@ -197,7 +205,7 @@ struct ConfigReader {
     mutating func read(_ root: Any) throws -> JobConfig {
         let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare", "maxChannelMB",
                                                "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles", "changeFilesDays",
-                                               "changeFilesPatch", "publish", "xmltv", "serve"])
+                                               "changeFilesPatch", "publish", "xmltv", "serve", "channels"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
         if let v = try string(d["output"], "output") { c.output = v }
@@ -218,7 +226,7 @@ struct ConfigReader {
         }
         for (i, s) in try list(d["sources"], "sources").enumerated() {
             let key = "sources[\(i)]"
-            let sd = try object(s, key, allowed: ["name", "url", "command", "timeoutSeconds", "timeOffset", "includeChannels", "excludeChannels"])
+            let sd = try object(s, key, allowed: ["name", "url", "command", "timeoutSeconds", "timeOffset", "includeChannels", "excludeChannels", "priority"])
             guard let name = try string(sd["name"], key + ".name"), !name.isEmpty else { throw fail(key + ".name", "a non-empty string") }
             var source: JobConfig.Source
             if let arguments = try strings(sd["command"], key + ".command") {
@@ -237,9 +245,11 @@ struct ConfigReader {
             }
             source.includeChannels = try strings(sd["includeChannels"], key + ".includeChannels").map(Set.init)
             source.excludeChannels = Set(try strings(sd["excludeChannels"], key + ".excludeChannels") ?? [])
+            source.priority = try priority(sd["priority"], key + ".priority")
             c.sources.append(source)
         }
         if c.sources.isEmpty && requireSources { throw fail("sources", "at least one source") }
+        c.channelAliases = try channelAliases(d["channels"])
         if let f = d["feeds"] {
             let fd = try object(f, "feeds", allowed: ["pastHours", "refreshHours", "filtered"])
             if let v = try number(fd["pastHours"], "feeds.pastHours") { c.pastHours = Int(v) }

@@ -34,6 +34,7 @@ public struct NightlyJob {
         options.fetchPolicy = config.fetchPolicy
         options.now = now
         options.passCommandErrors = verbose
+        options.channelAliases = config.channelAliases
         return options
     }
 
@@ -157,9 +158,12 @@ public struct NightlyJob {
         let cutoff = now - Int64(config.retentionDays) * 86400
         let old = ObjectPredicate.compare("stop", .less, .date(cutoff))
         let count = try store.read { try $0.count("Programme", where: old) }
-        guard count > 0 else { return (0, []) }
+        // Sources' own rows age out with the shown ones, so that no later resolution brings them back.
+        let sourceRows = try store.read { try $0.count("SourceProgramme", where: old) }
+        guard count > 0 || sourceRows > 0 else { return (0, []) }
         try beforeChange()
         return try store.write(dryRun: dryRun) { context -> (Int, Set<String>) in
+            for p in try context.fetchAll("SourceProgramme", where: old, keys: []) { try context.delete(p.id) }
             var channels = Set<Int64>()
             for p in try context.fetchAll("Programme", where: old, keys: ["channel"]) {
                 if let c = p.related("channel") { channels.insert(c.rowID) }

@@ -37,6 +37,9 @@ public struct RunReport: Sendable {
                     d["guard"] = .string(r.guardVerdict)
                     d["programmesRead"] = count(r.programmesRead)
                     d["duplicatesDropped"] = count(r.duplicatesDropped)
+                    // What the shown guide (feeds, XMLTV export, serve) changed by, once sources were resolved.
+                    func shown(_ t: MergeTally) -> JSONValue { .object(["inserted": count(t.inserted), "updated": count(t.updated), "deleted": count(t.deleted)]) }
+                    d["shown"] = .object(["Channel": shown(r.shownChannels), "Programme": shown(r.shownProgrammes)])
                 }
                 return .object(d)
             }),
@@ -78,6 +81,12 @@ public struct RunReport: Sendable {
             lines.append("source \(s.name): \(status)\(s.error.map { ": \($0)" } ?? "") (\(read), safety guard \(r.guardVerdict))")
             lines.append("  channels:   \(r.channels.inserted) inserted, \(r.channels.updated) updated, \(r.channels.deleted) deleted, \(r.channels.unchanged) unchanged")
             lines.append("  programmes: \(r.programmes.inserted) inserted, \(r.programmes.updated) updated, \(r.programmes.deleted) deleted, \(r.programmes.unchanged) unchanged, \(r.keptAsHistory) kept as history")
+            let shown = r.shownProgrammes, shownChannels = r.shownChannels
+            if shown != r.programmes.withoutUnchanged || shownChannels != r.channels.withoutUnchanged {
+                // Other sources overlap this one: say what the shown guide did.
+                lines.append("  shown guide: channels \(shownChannels.inserted) inserted, \(shownChannels.updated) updated, \(shownChannels.deleted) deleted; "
+                             + "programmes \(shown.inserted) inserted, \(shown.updated) updated, \(shown.deleted) deleted")
+            }
             if !r.warnings.isEmpty {
                 var byKind: [String: Int] = [:]
                 for w in r.warnings { byKind[w.kind, default: 0] += 1 }
@@ -94,6 +103,15 @@ public struct RunReport: Sendable {
             }
         }
         return lines.joined(separator: "\n")
+    }
+}
+
+extension MergeTally {
+    /// The tally with `unchanged` left out (the shown guide counts only what it looked at).
+    var withoutUnchanged: MergeTally {
+        var t = self
+        t.unchanged = 0
+        return t
     }
 }
 

@@ -54,6 +54,20 @@ public enum TVModel {
         .init("url", .string),
     ]
 
+    static let creditAttributes: [AttributeDescription] = [
+        .init("role", .string, optional: false),
+        .init("name", .string, optional: false),
+        .init("character", .string),
+        .init("isGuest", .bool, optional: false, default: .bool(false)),
+        .init("position", .integer, optional: false, default: .integer(0)),
+    ]
+
+    static let categoryAttributes: [AttributeDescription] = [
+        .init("name", .string, optional: false),
+        .init("lang", .string, optional: false, default: .string("")),
+        .init("position", .integer, optional: false, default: .integer(0)),
+    ]
+
     public static let listings = ModelModule("listings", entities: [
         EntityDescription(
             "Channel", identifier: ["xmltvId"],
@@ -82,22 +96,12 @@ public enum TVModel {
         EntityDescription(
             "Credit", identifier: ["programme", "role", "name"],
             overwritable: ["character", "isGuest", "position"],
-            attributes: [
-                .init("role", .string, optional: false),
-                .init("name", .string, optional: false),
-                .init("character", .string),
-                .init("isGuest", .bool, optional: false, default: .bool(false)),
-                .init("position", .integer, optional: false, default: .integer(0)),
-            ],
+            attributes: creditAttributes,
             relationships: [.toOne("programme", "Programme", inverse: "credits", deleteRule: .nullify, optional: false)]),
         EntityDescription(
             "Category", identifier: ["programme", "name", "lang"],
             overwritable: ["position"],
-            attributes: [
-                .init("name", .string, optional: false),
-                .init("lang", .string, optional: false, default: .string("")),
-                .init("position", .integer, optional: false, default: .integer(0)),
-            ],
+            attributes: categoryAttributes,
             relationships: [.toOne("programme", "Programme", inverse: "categories", deleteRule: .nullify, optional: false)]),
     ])
 
@@ -121,8 +125,44 @@ public enum TVModel {
         ]),
     ])
 
+    /// Each source's own rows (docs/design.md#several-sources-one-guide): what its last applied
+    /// import gave, merged with its own delete scope, history and safety guard. `Channel` and
+    /// `Programme` above hold the shown guide, resolved from these rows by priority.
+    public static let sources = ModelModule("sources", entities: [
+        EntityDescription(
+            "SourceChannel", identifier: ["source", "xmltvId"],
+            overwritable: ["displayName", "otherNames", "icon", "url"],
+            attributes: [.init("source", .string, optional: false)]
+                // Indexed: the resolution gathers every source's rows of one canonical channel.
+                + channelFeedAttributes.map { $0.name == "xmltvId" ? .init("xmltvId", .string, optional: false, userInfo: [UserInfoKey.index: "true"]) : $0 },
+            relationships: [.toMany("programmes", "SourceProgramme", inverse: "channel", deleteRule: .cascade)]),
+        EntityDescription(
+            "SourceProgramme", identifier: ["channel", "start", "clumpIndex"],
+            overwritable: programmeFeedAttributes.map(\.name).filter { $0 != "start" && $0 != "clumpIndex" } + ["credits", "categories"],
+            attributes: programmeFeedAttributes + [
+                .init("source", .string, userInfo: [UserInfoKey.index: "true"]),
+                .init("contentHash", .integer, userInfo: [UserInfoKey.diff: "exclude"]),
+            ],
+            relationships: [
+                .toOne("channel", "SourceChannel", inverse: "programmes", deleteRule: .nullify, optional: false),
+                .toMany("credits", "SourceCredit", inverse: "programme", deleteRule: .cascade),
+                .toMany("categories", "SourceCategory", inverse: "programme", deleteRule: .cascade),
+            ],
+            userInfo: ["hash": "contentHash"]),
+        EntityDescription(
+            "SourceCredit", identifier: ["programme", "role", "name"],
+            overwritable: ["character", "isGuest", "position"],
+            attributes: creditAttributes,
+            relationships: [.toOne("programme", "SourceProgramme", inverse: "credits", deleteRule: .nullify, optional: false)]),
+        EntityDescription(
+            "SourceCategory", identifier: ["programme", "name", "lang"],
+            overwritable: ["position"],
+            attributes: categoryAttributes,
+            relationships: [.toOne("programme", "SourceProgramme", inverse: "categories", deleteRule: .nullify, optional: false)]),
+    ])
+
     /// The built-in modules, in merge order.
-    public static let builtInModules = [listings, local, feeds]
+    public static let builtInModules = [listings, local, feeds, sources]
 
     /// The merged model, with any user modules from the config.
     public static func model(userModules: [ModelModule] = []) throws(ModelError) -> ObjectModel {

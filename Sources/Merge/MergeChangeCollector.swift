@@ -74,6 +74,9 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
     private var position: [ObjectID: Int] = [:]
     private var deleted = Set<ObjectID>()
     private var batch = 0
+    /// While set, batches are not listed (writes that are not the merge's own, made in the same
+    /// transaction: a resolution of what several sources show, say).
+    public var isPaused = false
 
     /// Collects the changes of the layouts' entities (listed in this order) and their members.
     public init(layouts: [MergeLayout]) {
@@ -99,6 +102,11 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
     /// The changes with the object that owns each in the merge's scope (a programme's channel),
     /// when its layout has a parent key.
     public var changesWithParents: [(change: MergeChange, parent: ObjectID?)] { orderedEntries.map { ($0.change, $0.parent) } }
+
+    /// The listed changes of `entity`, in no particular order (no sorting of the whole list).
+    public func changes(of entity: String) -> [MergeChange] {
+        entries.lazy.map(\.change).filter { $0.entity == entity && self.isListed($0) }
+    }
 
     /// The objects of `entity` whose listed change is an update, in no particular order (for
     /// counting: no sorting of the whole list).
@@ -130,6 +138,7 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
 
     /// Adds the batch's changes to the list, folding later changes of an object into its entry.
     public func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
+        if isPaused { return }
         batch += 1
         // A batch holds every observer's changes (a first import's credits and categories, say):
         // find this collector's few entities by comparing names, not hashing each change's.

@@ -229,6 +229,9 @@ public struct XMLTVReaderOptions: Sendable {
     /// Sees every byte of the input as it is read, before any gzip is inflated (a command
     /// source hashes and counts its output with it, and keeps it for a second reading).
     public var inputObserver: (@Sendable (UnsafeRawBufferPointer) -> Void)?
+    /// Source channel id → canonical channel id (the config's channel aliases): channels and
+    /// programmes are read under the canonical id. The include and exclude lists name source ids.
+    public var channelAliases: [String: String] = [:]
 
     public init(timeOffsetOverride: Int? = nil, includeChannels: Set<String>? = nil,
                 excludeChannels: Set<String> = [], maxWarnings: Int = 1000) {
@@ -236,6 +239,11 @@ public struct XMLTVReaderOptions: Sendable {
         self.includeChannels = includeChannels
         self.excludeChannels = excludeChannels
         self.maxWarnings = maxWarnings
+    }
+
+    /// The canonical id of a source channel id: its alias target, else itself.
+    @inline(__always) func canonical(_ channel: String) -> String {
+        channelAliases.isEmpty ? channel : channelAliases[channel] ?? channel
     }
 
     func accepts(channel: String) -> Bool {

@@ -324,7 +324,7 @@ public final class XMLTVReader {
         guard let id, !id.isEmpty else { return warn("missing-id", "<channel> without id ignored", line: line) }
         guard options.accepts(channel: id) else { return }
         tape.reset()
-        recording = .channel(XMLTVChannel(id: id, line: line))
+        recording = .channel(XMLTVChannel(id: options.canonical(id), line: line))
     }
 
     /// The channel attribute as a String, shared with the programme before when it is the same
@@ -337,6 +337,18 @@ public final class XMLTVReader {
     }
 
     private var lastChannel: String?
+
+    /// The canonical id of a programme's channel (`XMLTVReaderOptions.channelAliases`), looked up
+    /// once per run of programmes of the same channel.
+    private func canonicalChannel(_ channel: String) -> String {
+        if options.channelAliases.isEmpty { return channel }
+        if let last = lastAlias, last.source == channel { return last.canonical }
+        let canonical = options.canonical(channel)
+        lastAlias = (channel, canonical)
+        return canonical
+    }
+
+    private var lastAlias: (source: String, canonical: String)?
 
     private func startProgramme(_ attributes: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ count: Int) {
         let line = currentLine
@@ -360,6 +372,7 @@ public final class XMLTVReader {
         }
         guard let channel, !channel.isEmpty else { return warn("missing-channel", "<programme> without channel ignored", line: line) }
         guard options.accepts(channel: channel) else { return }
+        let id = canonicalChannel(channel)
         guard let start else {
             let why = hasStart ? "bad start time '\(badStart ?? "")'" : "no start time"
             return warn("bad-time", "programme with \(why) skipped", line: line, channel: channel)
@@ -367,7 +380,7 @@ public final class XMLTVReader {
         if let badStop {
             warn("bad-time", "bad stop time '\(badStop)' ignored", line: line, channel: channel)
         }
-        var head = ProgrammeRecordHead(channel: channel, start: start, stop: stop, line: line)
+        var head = ProgrammeRecordHead(channel: id, start: start, stop: stop, line: line)
         if let clump {
             if let (index, count) = parseClump(clump) {
                 (head.clumpIndex, head.clumpCount) = (index, count)

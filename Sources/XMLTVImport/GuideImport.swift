@@ -30,6 +30,11 @@ public struct ImportOptions: Sendable {
     /// bounds memory whatever the size of the stream; a real channel's fortnight is well under
     /// 1 MiB.
     public var maxChannelBytes: Int64 = 16 << 20
+    /// Every source's priority (absent: 0), this source's included: where sources share a
+    /// channel, the resolution ranks them by it (docs/design.md#several-sources-one-guide).
+    public var priorities: [String: Int] = [:]
+    /// This source's priority changed: every channel it shares with other sources is resolved again.
+    public var resolveAllChannels = false
 
     public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
                 reader: XMLTVReaderOptions = .init(), now: Int64 = Int64(Date().timeIntervalSince1970)) {
@@ -69,12 +74,18 @@ public struct SourceImportReport: Sendable {
     public var programmesRead = 0
     /// Programme elements dropped as duplicates of another with the same identity.
     public var duplicatesDropped = 0
-    /// The XMLTV ids of the channels whose programmes (or own attributes) changed.
+    /// The XMLTV ids of the channels whose programmes (or own attributes) changed in this
+    /// source's rows.
     public var touchedChannelIDs = Set<String>()
+    /// What changed in the shown guide (`Channel`, `Programme`): what feeds, the XMLTV export and
+    /// `serve` show. The same as `channels` and `programmes` on channels no other source has;
+    /// on shared ones, what their resolution changed.
+    public var shownChannels = MergeTally()
+    public var shownProgrammes = MergeTally()
 
     /// Whether the import changed anything at all.
     public var changedAnything: Bool {
-        channels.inserted + channels.updated + channels.deleted + programmes.inserted + programmes.updated + programmes.deleted > 0
+        [channels, programmes, shownChannels, shownProgrammes].contains { $0.inserted + $0.updated + $0.deleted > 0 }
     }
 }
 
@@ -108,15 +119,35 @@ public enum ImportError: Error, Sendable, CustomStringConvertible {
 /// semantics: identities, duplicates, whitelists, delete scope per channel window, history,
 /// channel deletion and the safety guard. Call it inside one `Store.write` transaction: a thrown
 /// error rolls everything back.
+///
+/// Where it writes depends on the channel (docs/design.md#several-sources-one-guide). A channel
+/// that only this source has is its own: its programmes are merged straight into `Channel` and
+/// `Programme`, the shown guide. A channel that several sources have is shared: each source's
+/// rows are kept apart (`SourceChannel`, `SourceProgramme`), merged with the same rules, and the
+/// shown rows are resolved from them by priority (`GuideResolver`). A channel becomes shared when
+/// a second source first brings it: the first source's rows are copied to its own source rows.
 public final class GuideImporter {
     let context: ObjectContext
     let options: ImportOptions
+    let overwritable: [String: Set<String>]
+    /// The shown guide's layouts: where a channel of this source alone is merged.
     let channelLayout: MergeLayout
     let programmeLayout: MergeLayout
+    /// A shared channel's layouts: this source's own rows of it.
+    let sourceChannelLayout: MergeLayout
+    let sourceProgrammeLayout: MergeLayout
     let merge: SortedMerge
+    let sourceMerge: SortedMerge
     private(set) var report: SourceImportReport
-    private var channelIDs: [[UInt8]: (id: String, rowID: Int64)] = [:]
-    private var createdChannels = Set<Int64>()
+    /// Where each channel met so far is merged: its `Channel` row (own) or this source's `SourceChannel` row (shared).
+    private var channelRows: [[UInt8]: (id: String, row: ObjectID)] = [:]
+    /// Whether a canonical channel is shared, by its UTF-8 bytes (docs/design.md#identifiers-are-bytes).
+    private var isSharedCache: [[UInt8]: Bool] = [:]
+    private var createdChannels = Set<ObjectID>()
+    /// Shared channels whose rows this import changed: resolved at the end.
+    private var channelsToResolve: [[UInt8]: String] = [:]
+    /// What this import changed on its own channels (the shown guide's part of it).
+    private var ownProgrammes = MergeTally()
     private var storedProgrammesBefore = 0
     private var storedChannelsBefore = 0
     private var anyInFuture = false
@@ -126,6 +157,7 @@ public final class GuideImporter {
     public init(context: ObjectContext, options: ImportOptions, overwritable: [String: Set<String>] = [:]) throws {
         self.context = context
         self.options = options
+        self.overwritable = overwritable
         let model = context.model
         let credit = try MergeLayout(entity: model.requireEntity("Credit"), keys: ListingsMapper.creditKeys,
                                      parentKey: "programme", overwritable: overwritable["Credit"])
@@ -136,31 +168,62 @@ public final class GuideImporter {
                                           overwritable: overwritable["Programme"])
         channelLayout = try MergeLayout(entity: model.requireEntity("Channel"), keys: ListingsMapper.channelKeys,
                                         overwritable: overwritable["Channel"])
+        // A source's rows are copies of its last import: every feed attribute is overwritten
+        // (the whitelists apply where the shown guide is written, in GuideResolver).
+        let sourceCredit = try MergeLayout(entity: model.requireEntity("SourceCredit"), keys: ListingsMapper.creditKeys, parentKey: "programme")
+        let sourceCategory = try MergeLayout(entity: model.requireEntity("SourceCategory"), keys: ListingsMapper.categoryKeys, parentKey: "programme")
+        sourceProgrammeLayout = try MergeLayout(entity: model.requireEntity("SourceProgramme"), keys: ListingsMapper.programmeKeys,
+                                                parentKey: "channel", children: [("credits", sourceCredit), ("categories", sourceCategory)])
+        sourceChannelLayout = try MergeLayout(entity: model.requireEntity("SourceChannel"), keys: ["source"] + ListingsMapper.channelKeys)
         report = SourceImportReport(source: options.source)
         let source = options.source
         merge = SortedMerge(context: context, insertValues: options.programmeInsertValues.merging(["source": .string(source)]) { $1 },
                             deletableKeys: ["source"],
                             deletable: { $0["source"] == .string(source) },
                             stamps: options.updateStamps)
+        sourceMerge = SortedMerge(context: context, insertValues: ["source": .string(source)])
         // The report reads what the merge changed from the context's change stream: channels
         // always (their updates are counted), programmes when every change is wanted.
-        collector = MergeChangeCollector(layouts: options.collectChanges ? [channelLayout, programmeLayout] : [channelLayout])
+        collector = MergeChangeCollector(layouts: options.collectChanges
+                                         ? [channelLayout, sourceChannelLayout, programmeLayout, sourceProgrammeLayout]
+                                         : [channelLayout, sourceChannelLayout])
         try context.addObserver(collector)
+    }
+
+    private let collector: MergeChangeCollector
+
+    /// The canonical ids of channels shared by several sources (those with source rows).
+    private func sharedChannelIDs() throws -> [Value] {
+        var ids: [[UInt8]: Value] = [:]
+        let cursor = try context.fetch("SourceChannel", keys: ["xmltvId"])
+        while let c = try cursor.next() { if let id = c["xmltvId"].stringValue { ids[Array(id.utf8)] = .string(id) } }
+        return Array(ids.values)
+    }
+
+    /// This source's own channels' rows in the shown guide: its `Channel` rows less shared channels
+    /// (whose `Channel` row names the winning source).
+    private func ownChannels(shared: [Value]) -> ObjectPredicate {
+        let mine = ObjectPredicate.compare("source", .equal, .string(options.source))
+        return shared.isEmpty ? mine : .and([mine, .not(.isIn("xmltvId", shared))])
     }
 
     /// What the safety guard measures deletions against; counted while the reader starts.
     private func countStored() throws {
         let source = Value.string(options.source)
-        storedProgrammesBefore = try context.count("Programme", where: .compare("source", .equal, source))
-        storedChannelsBefore = try context.count("Channel", where: .compare("source", .equal, source))
+        let shared = try sharedChannelIDs()
+        let ownChannelRows = try context.fetchAll("Channel", where: ownChannels(shared: shared), keys: [])
+        storedChannelsBefore = ownChannelRows.count + (try context.count("SourceChannel", where: .compare("source", .equal, source)))
+        storedProgrammesBefore = try context.count("SourceProgramme", where: .compare("source", .equal, source))
+        for chunk in ownChannelRows.map({ Value.integer($0.id.rowID) }).chunks(of: 4096) {
+            storedProgrammesBefore += try context.count("Programme", where: .isIn("channel", chunk))
+        }
     }
-
-    private let collector: MergeChangeCollector
 
     /// Whether the source has stored programmes: then most programmes will be unchanged, and
     /// decoding is left to the merge, which decodes only the changed ones.
     private func isReimport() throws -> Bool {
-        try context.first("Programme", where: .compare("source", .equal, .string(options.source)), keys: []) != nil
+        let source = ObjectPredicate.compare("source", .equal, .string(options.source))
+        return try context.first("Programme", where: source, keys: []) != nil || context.first("SourceProgramme", where: source, keys: []) != nil
     }
 
     /// Reads and merges the files, streaming: one channel's programmes at a time, read on one
@@ -205,18 +268,29 @@ public final class GuideImporter {
     }
 
     private func finish(_ declared: [[UInt8]: XMLTVChannel]) throws -> SourceImportReport {
-        try mergeChannels(declared)
+        let ownChannels = try mergeChannels(declared)
         try context.processPendingChanges()
+        report.programmes.deleted = context.summary["Programme"].deleted + context.summary["SourceProgramme"].deleted
+        ownProgrammes.deleted = context.summary["Programme"].deleted
         try checkSafetyGuard()
         if options.collectChanges {
-            let channelIDs = Dictionary(self.channelIDs.values.map { ($0.rowID, $0.id) }, uniquingKeysWith: { a, _ in a })
+            var channelIDs: [ObjectID: String] = [:]
+            for (id, row) in channelRows.values { channelIDs[row] = id }
             report.changes = collector.changesWithParents.map { change, parent in
-                var change = change
-                change.owner = parent.flatMap { channelIDs[$0.rowID] }
+                var change = change.asListings
+                change.owner = parent.flatMap { channelIDs[$0] }
                 return change
             }
         }
-        report.programmes.deleted = context.summary["Programme"].deleted
+        // The resolution's writes are the shown guide's, not this source's: not listed as its changes.
+        collector.isPaused = true
+        let resolver = try resolveSharedChannels()
+        report.shownChannels = ownChannels
+        report.shownProgrammes = ownProgrammes
+        if let resolver {
+            report.shownChannels += resolver.channels
+            report.shownProgrammes += resolver.programmes
+        }
         return report
     }
 
@@ -233,69 +307,179 @@ public final class GuideImporter {
         report.programmesRead += block.incoming.count
         if block.anyInFuture { anyInFuture = true }
         report.windows[channel] = (block.windowStart, block.windowEnd)
-        let channelID = try ensureChannel(channel)
-        let owner = ObjectID(entity: "Channel", rowID: channelID)
-        report.keptAsHistory += try context.count("Programme", where: .and([.related("channel", owner), .compare("start", .less, .date(block.windowStart))]))
-        let tally = try merge.merge(programmeLayout, incoming: block.incoming,
-                                    scope: .and([.related("channel", owner),
-                                                 .compare("start", .greaterOrEqual, .date(block.windowStart)),
-                                                 .compare("start", .less, .date(block.windowEnd))]),
-                                    parent: owner)
+        let owner = try ensureChannel(channel)
+        let shared = owner.entity == "SourceChannel"
+        let entity = shared ? "SourceProgramme" : "Programme"
+        report.keptAsHistory += try context.count(entity, where: .and([.related("channel", owner), .compare("start", .less, .date(block.windowStart))]))
+        let tally = try (shared ? sourceMerge : merge).merge(shared ? sourceProgrammeLayout : programmeLayout, incoming: block.incoming,
+                                                            scope: .and([.related("channel", owner),
+                                                                         .compare("start", .greaterOrEqual, .date(block.windowStart)),
+                                                                         .compare("start", .less, .date(block.windowEnd))]),
+                                                            parent: owner)
         report.programmes += tally
+        if !shared { ownProgrammes += tally }
         options.progress?(report.programmesRead)
         if tally.inserted + tally.updated + tally.deleted > 0 {
             report.touchedChannelIDs.insert(channel)
+            if shared { resolveLater(channel) }
         }
         try context.processPendingChanges()
     }
 
-    /// The row id of a channel, creating a bare one (completed by `mergeChannels`) when new.
-    private func ensureChannel(_ id: String) throws -> Int64 {
-        if let known = channelIDs[Array(id.utf8)] { return known.rowID }
-        if let existing = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []) {
-            channelIDs[Array(id.utf8)] = (id, existing.id.rowID)
-            return existing.id.rowID
+    private func resolveLater(_ id: String) { channelsToResolve[Array(id.utf8)] = id }
+
+    /// Whether a canonical channel is shared by several sources. A channel that another source
+    /// has on its own becomes shared here (`share`).
+    private func isShared(_ id: String) throws -> Bool {
+        let key = Array(id.utf8)
+        if let known = isSharedCache[key] { return known }
+        var shared = try context.first("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: []) != nil
+        if !shared, let shown = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: ["source"]),
+           let owner = shown["source"].stringValue, owner != options.source {
+            try share(shown.id, of: owner)
+            shared = true
         }
-        var row = channelLayout.entity.attributes.map(\.defaultValue)
-        row += Array(repeating: Value.null, count: channelLayout.entity.rowKeys.count - row.count)
-        row[channelLayout.entity.rowIndex(of: "xmltvId")!] = .string(id)
-        row[channelLayout.entity.rowIndex(of: "source")!] = .string(options.source)
-        let created = try context.insert(into: channelLayout.entity, row: row)
-        channelIDs[Array(id.utf8)] = (id, created.rowID)
-        createdChannels.insert(created.rowID)
-        return created.rowID
+        isSharedCache[key] = shared
+        return shared
+    }
+
+    /// Makes `owner`'s own channel shared: copies its shown rows (the channel, its programmes
+    /// with their credits and categories, history included) to `owner`'s source rows, which the
+    /// resolution then reads beside this source's. The shown rows stay, and so do local edits.
+    private func share(_ channel: ObjectID, of owner: String) throws {
+        try context.processPendingChanges()
+        collector.isPaused = true
+        defer { collector.isPaused = false }
+        let model = context.model
+        guard let shown = try context.object(channel, keys: ListingsMapper.channelKeys) else { return }
+        var values = ["source": Value.string(owner)]
+        for key in ListingsMapper.channelKeys { values[key] = shown[key] }
+        let sourceChannel = try context.insert("SourceChannel", values)
+        let programmeEntity = try model.requireEntity("SourceProgramme")
+        let keys = ListingsMapper.programmeKeys + ["contentHash"]
+        var copies: [Int64: ObjectID] = [:]
+        for p in try context.fetchAll("Programme", where: .related("channel", channel), keys: keys) {
+            var row = programmeEntity.attributes.map(\.defaultValue) + Array(repeating: Value.null, count: programmeEntity.rowKeys.count - programmeEntity.attributes.count)
+            for key in keys { row[programmeEntity.rowIndex(of: key)!] = p[key] }
+            row[programmeEntity.rowIndex(of: "source")!] = .string(owner)
+            row[programmeEntity.rowIndex(of: "channel")!] = .integer(sourceChannel.rowID)
+            copies[p.id.rowID] = try context.insert(into: programmeEntity, row: row)
+        }
+        let programmeIDs = copies.keys.sorted().map { Value.integer($0) }
+        for (entity, copy, keys) in [("Credit", "SourceCredit", ListingsMapper.creditKeys), ("Category", "SourceCategory", ListingsMapper.categoryKeys)] {
+            for chunk in programmeIDs.chunks(of: 4096) {
+                for m in try context.fetchAll(entity, where: .isIn("programme", chunk), keys: keys + ["programme"]) {
+                    guard let programme = m.related("programme").flatMap({ copies[$0.rowID] }) else { continue }
+                    var values: [String: Value] = [:]
+                    for key in keys { values[key] = m[key] }
+                    try context.insert(copy, values, related: ["programme": programme])
+                }
+            }
+        }
+        try context.processPendingChanges()
+    }
+
+    /// Where a channel's programmes are merged, creating a bare channel (completed by
+    /// `mergeChannels`) when this source has none: its `Channel` row when it is this source's
+    /// own, this source's `SourceChannel` row when it is shared.
+    private func ensureChannel(_ id: String) throws -> ObjectID {
+        if let known = channelRows[Array(id.utf8)] { return known.row }
+        let shared = try isShared(id)
+        let layout = shared ? sourceChannelLayout : channelLayout
+        let existing = shared
+            ? try context.first("SourceChannel", where: .and([.compare("source", .equal, .string(options.source)),
+                                                               .compare("xmltvId", .equal, .string(id))]), keys: [])
+            : try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: [])
+        if let existing {
+            channelRows[Array(id.utf8)] = (id, existing.id)
+            return existing.id
+        }
+        var row = layout.entity.attributes.map(\.defaultValue)
+        row += Array(repeating: Value.null, count: layout.entity.rowKeys.count - row.count)
+        row[layout.entity.rowIndex(of: "xmltvId")!] = .string(id)
+        row[layout.entity.rowIndex(of: "source")!] = .string(options.source)
+        let created = try context.insert(into: layout.entity, row: row)
+        channelRows[Array(id.utf8)] = (id, created)
+        createdChannels.insert(created)
+        if shared { resolveLater(id) }
+        return created
     }
 
     /// Channels: declared ones are created or updated; those with programmes but no declaration
     /// are kept as they are; the source's other channels are deleted with their programmes.
-    private func mergeChannels(_ declared: [[UInt8]: XMLTVChannel]) throws {
-        var incoming: [IncomingObject] = declared.values.map(ListingsMapper.channel)
-        for (key, (id, rowID)) in channelIDs where declared[key] == nil {
+    /// Own channels are merged into `Channel`, shared ones into this source's `SourceChannel`
+    /// rows. Returns what changed on the own ones.
+    private func mergeChannels(_ declared: [[UInt8]: XMLTVChannel]) throws -> MergeTally {
+        let source = options.source
+        var own: [IncomingObject] = [], shared: [IncomingObject] = []
+        for channel in declared.values {
+            var object = ListingsMapper.channel(channel)
+            if try isShared(channel.id) {
+                object.values.insert(.string(source), at: 0)
+                shared.append(object)
+            } else {
+                own.append(object)
+            }
+        }
+        for (key, (id, row)) in channelRows where declared[key] == nil {
             // Known only from its programmes: present what is stored, so nothing is overwritten.
-            guard let stored = try context.object(ObjectID(entity: "Channel", rowID: rowID), keys: ListingsMapper.channelKeys) else { continue }
-            incoming.append(IncomingObject(values: ListingsMapper.channelKeys.map { stored[$0] }))
-            if createdChannels.contains(rowID) {
+            let isOwn = row.entity == "Channel"
+            let keys = isOwn ? channelLayout.keys : sourceChannelLayout.keys
+            guard let stored = try context.object(row, keys: keys) else { continue }
+            if isOwn { own.append(IncomingObject(values: keys.map { stored[$0] })) } else { shared.append(IncomingObject(values: keys.map { stored[$0] })) }
+            if createdChannels.contains(row) {
                 warn("missing-channel", "programmes refer to channel '\(id.excerpt())', which the guide does not declare", nil, nil, id)
             }
         }
-        incoming.sort { Value.compare($0.values[0], $1.values[0]) < 0 }
-        let source = options.source
-        let channelMerge = SortedMerge(context: context, insertValues: ["source": .string(source)], deletableKeys: ["source"],
-                                       deletable: { $0["source"] == .string(source) })
-        let t = try channelMerge.merge(channelLayout, incoming: incoming, scope: .all, parent: nil)
+        own.sort { Value.compare($0.values[0], $1.values[0]) < 0 }
+        shared.sort { Value.compare($0.values[1], $1.values[1]) < 0 }
+        let deletable: (FetchedObject) -> Bool = { $0["source"] == .string(source) }
+        let ownMerge = SortedMerge(context: context, insertValues: ["source": .string(source)], deletableKeys: ["source"], deletable: deletable)
+        let sharedIDs = try sharedChannelIDs()
+        let ownTally = try ownMerge.merge(channelLayout, incoming: own, scope: ownChannels(shared: sharedIDs), parent: nil)
+        // Shared channels: this source's rows; every one that changed is resolved again.
+        let sharedTally = try SortedMerge(context: context).merge(sourceChannelLayout, incoming: shared,
+                                                                   scope: .compare("source", .equal, .string(source)), parent: nil)
         try context.processPendingChanges()
-        // A channel created bare for its programmes and completed here is one insert (the
-        // collector folds the two); the merge counted its completion as an update.
-        var tally = MergeTally()
-        for channel in collector.updatedObjects(of: "Channel") {
-            tally.updated += 1
-            if let id = try context.object(channel, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
+        for change in collector.changes(of: "SourceChannel") {
+            let named = change.attributes.first { $0.name == "xmltvId" }
+            let stored = named == nil ? try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue : nil
+            if let id = named?.new.stringValue ?? named?.old.stringValue ?? stored { resolveLater(id) }
         }
-        let completions = t.updated - tally.updated
-        tally.inserted = t.inserted + createdChannels.count
-        tally.deleted = t.deleted
-        tally.unchanged = t.unchanged - (createdChannels.count - completions)
+
+        // A channel created bare for its programmes and completed here is one insert (the
+        // collector folds the two); the merges counted its completion as an update.
+        var tally = MergeTally(), ownChanges = MergeTally()
+        for entity in ["Channel", "SourceChannel"] {
+            for channel in collector.updatedObjects(of: entity) {
+                tally.updated += 1
+                if entity == "Channel" { ownChanges.updated += 1 }
+                if let id = try context.object(channel, keys: ["xmltvId"])?["xmltvId"].stringValue { report.touchedChannelIDs.insert(id) }
+            }
+        }
+        let created = createdChannels.count, createdOwn = createdChannels.filter { $0.entity == "Channel" }.count
+        let completions = ownTally.updated + sharedTally.updated - tally.updated
+        tally.inserted = ownTally.inserted + sharedTally.inserted + created
+        tally.deleted = ownTally.deleted + sharedTally.deleted
+        tally.unchanged = ownTally.unchanged + sharedTally.unchanged - (created - completions)
         report.channels = tally
+        ownChanges.inserted = ownTally.inserted + createdOwn
+        ownChanges.deleted = ownTally.deleted
+        return ownChanges
+    }
+
+    /// Resolves the shown guide of every shared channel whose source rows this import changed
+    /// (all of this source's shared channels when its priority changed).
+    private func resolveSharedChannels() throws -> GuideResolver? {
+        if options.resolveAllChannels {
+            let cursor = try context.fetch("SourceChannel", where: .compare("source", .equal, .string(options.source)), keys: ["xmltvId"])
+            while let c = try cursor.next() { if let id = c["xmltvId"].stringValue { resolveLater(id) } }
+        }
+        guard !channelsToResolve.isEmpty else { return nil }
+        let resolver = try GuideResolver(context: context, priorities: options.priorities, overwritable: overwritable,
+                                         programmeInsertValues: options.programmeInsertValues, stamps: options.updateStamps)
+        try resolver.resolve(Array(channelsToResolve.values))
+        return resolver
     }
 
     private func checkSafetyGuard() throws {
@@ -306,7 +490,7 @@ public final class GuideImporter {
         } else if !anyInFuture {
             problems.append("no programme in the guide ends in the future")
         }
-        let deletedProgrammes = context.summary["Programme"].deleted
+        let deletedProgrammes = report.programmes.deleted
         if storedProgrammesBefore > 0, Double(deletedProgrammes) > options.maxDeleteShare * Double(storedProgrammesBefore) {
             problems.append("it would delete \(deletedProgrammes) of the source's \(storedProgrammesBefore) stored programmes (more than \(Int(options.maxDeleteShare * 100)) %)")
         }
@@ -321,5 +505,12 @@ public final class GuideImporter {
         }
         report.guardVerdict = "refused: " + problems.joined(separator: "; ")
         throw ImportError.safetyGuard(source: source, reason: problems.joined(separator: "; "))
+    }
+}
+
+extension Array {
+    /// The array in consecutive pieces of at most `size` elements (SQLite bounds the parameters of one statement).
+    func chunks(of size: Int) -> [[Element]] {
+        stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
     }
 }

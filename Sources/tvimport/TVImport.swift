@@ -21,7 +21,7 @@ struct TVImport: ParsableCommand {
               tvimport import --db tv.sqlite guide.xml.gz
             """,
         version: BuildVersion.description,
-        subcommands: [Run.self, Import.self, Export.self, Publish.self, Edit.self, Status.self, Model.self, Apply.self, Undo.self, Changes.self, Serve.self],
+        subcommands: [Run.self, Import.self, Export.self, Channels.self, Publish.self, Edit.self, Status.self, Model.self, Apply.self, Undo.self, Changes.self, Serve.self],
         defaultSubcommand: Run.self)
 
     /// A mistyped command would otherwise be read as `run` with stray arguments ("Unknown option
@@ -76,6 +76,8 @@ struct Import: ParsableCommand {
 
     @OptionGroup var database: DatabaseOption
     @Option(help: "The source name (default: default).") var source: String?
+    @Option(help: "The source's priority where sources overlap (higher wins; remembered; default 0).") var priority: Int?
+    @Option(help: "A config file whose channel aliases, whitelists and modules apply.") var config: String?
     @OptionGroup var flags: ImportFlags
     @Flag(inversion: .prefixedNo, help: "Write a change file of this import (for apply and undo).")
     var changeFile = true
@@ -93,6 +95,11 @@ struct Import: ParsableCommand {
             job.verbose = flags.verbose
             job.writeChangeFile = changeFile
             job.writePatch = patchFile
+            job.priority = priority
+            if let config {
+                let settings = try JobConfig.load(path: config, requireSources: false)
+                (job.channelAliases, job.whitelists, job.userModules) = (settings.channelAliases, settings.whitelists, settings.modules)
+            }
             return try job.run()
         }
     }
@@ -196,7 +203,7 @@ struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "(Re)write the iCalendar feeds and index.html, and/or the guide as one XMLTV file.",
         discussion: """
-            Unchanged files keep their bytes and mtime. Without --config the feeds cover the past 24 hours (--past-hours) and everything ahead; a config adds filtered feeds, the base URL and its windows. The XMLTV file (gzip when its name ends in .gz) is the stored guide (times repaired, duplicates gone, stops inferred, local hiding applied): what Jellyfin, Kodi's IPTV Simple or tvheadend read. With --xmltv alone no feeds are written.
+            Unchanged files keep their bytes and mtime. Without --config the feeds cover the past 24 hours (--past-hours) and everything ahead; a config adds filtered feeds, the base URL and its windows. The XMLTV file (gzip when its name ends in .gz) is the guide as shown (sources resolved, canonical ids): what Jellyfin, Kodi's IPTV Simple or tvheadend read. With --xmltv alone no feeds are written.
 
             Examples:
               tvimport export --db tv.sqlite --out /var/www/tv --config /etc/tvimport/config.json
@@ -222,6 +229,29 @@ struct Export: ParsableCommand {
             export.xmltv = xmltv
             return try export.run()
         }
+    }
+}
+
+struct Channels: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List every channel per source: display names, programmes, canonical id, winning source.",
+        discussion: """
+            Ids are canonical: the config's aliases are applied while reading. The winner is the source whose channel name and icon are shown: the highest priority that declares the channel (equal priorities: the first name).
+
+            --unmapped lists source channels that no alias maps and whose display name matches a channel of another source under another id, with the alias line to add under "channels" in the config. Display names are compared normalised: case, accents and width ignored; "+1" kept as a word of its own (a timeshift channel never matches its parent); a last word HD, UHD, FHD, SD or 4K dropped; then only letters and digits kept ("BBC One HD" = "bbc one" = "BBC-One"; "BBC One +1" differs).
+
+            Examples:
+              tvimport channels --db tv.sqlite --source uk
+              tvimport channels --db tv.sqlite --unmapped
+            """)
+
+    @OptionGroup var database: DatabaseOption
+    @Option(help: "Only this source's channels.") var source: String?
+    @Flag(help: "Suggest aliases for channels that look like another source's.") var unmapped = false
+    @Option(help: "Output format.") var format: OutputFormat = .text
+
+    func run() throws {
+        finish { (try ChannelsCommand.run(database: database.resolved(), source: source, unmapped: unmapped, json: format == .json), .success) }
     }
 }
 

@@ -65,7 +65,7 @@ private func roundTrip(_ document: ChangeDocument) throws -> ChangeDocument {
             try Self.fill(a, channels: Self.before.0, programmes: Self.before.1)
             try Self.fill(b, channels: Self.after.0, programmes: Self.after.1, programmeCount: 7)   // excluded aggregate
             let diff = try GraphDiff(model: Self.model)
-            #expect(diff.rootEntityNames == ["Channel"])
+            #expect(diff.rootEntityNames == ["Channel", "SourceChannel"])
             let doc = try roundTrip(try diff.diff(from: a, to: b))
 
             #expect(doc.changes.map { "\($0.change.rawValue) \($0.canonicalID)" } == [
@@ -210,7 +210,7 @@ private func roundTrip(_ document: ChangeDocument) throws -> ChangeDocument {
                 try remind(store, titles)
             }
             let diff = try GraphDiff(model: model)
-            #expect(diff.rootEntityNames == (userModuleFirst ? ["Reminder", "Channel"] : ["Channel", "Reminder"]))
+            #expect(diff.rootEntityNames == (userModuleFirst ? ["Reminder", "Channel", "SourceChannel"] : ["Channel", "SourceChannel", "Reminder"]))
             let doc = try roundTrip(try diff.diff(from: a, to: b))
             #expect(doc.changes.filter { $0.entityName == "Reminder" }.map { "\($0.change.rawValue) \($0.canonicalID)" } == [
                 "update bbc1.uk,2026-11-22T20:30:00Z,0", "insert new.tv,2026-11-22T21:00:00Z,0", "delete old.tv,2026-11-22T20:00:00Z,0",

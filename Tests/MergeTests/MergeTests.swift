@@ -106,7 +106,12 @@ import XMLTVImport
         // A second source adds a programme to channel A, inside A's future window.
         let other = GP(channel: "A", start: base + 3 * hour + 1800, stop: base + 3 * hour + 2700, title: "Other source")
         try h.run(channels: [], [other], source: "T", force: true)
-        #expect(try h.count("Programme") == 11)
+        // A is shared now: the harness source's six programmes of it were copied to its own
+        // rows, beside T's one; B and C stay the harness source's own (no source rows).
+        #expect(try h.count("SourceProgramme") == 7)
+        // Shown: "T" ranks above the harness's source (equal priorities, names as bytes) and
+        // hides the 3:00 programme its 3:30 one overlaps.
+        #expect(try h.count("Programme") == 10)
 
         // A: slot 0 is before the window (history), slot 3 missing inside it; B declared with no
         // programmes; C absent altogether.

@@ -173,13 +173,13 @@ _tvimport() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    run|import|export|publish|edit|status|model|apply|undo|changes|serve|help)
+    run|import|export|channels|publish|edit|status|model|apply|undo|changes|serve|help)
         # Offer subcommand argument completions
         "_tvimport_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'run import export publish edit status model apply undo changes serve help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'run import export channels publish edit status model apply undo changes serve help' -- "${cur}"))
         ;;
     esac
 }
@@ -211,7 +211,7 @@ _tvimport_import() {
     repeating_flags=()
     non_repeating_flags=(--dry-run --force --quiet --verbose --change-file --no-change-file --patch-file --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --source --format)
+    non_repeating_options=(--db --source --priority --config --format)
     __tvimport_offer_flags_options -1
 
     # Offer option value completions
@@ -220,6 +220,12 @@ _tvimport_import() {
         return
         ;;
     '--source')
+        return
+        ;;
+    '--priority')
+        return
+        ;;
+    '--config')
         return
         ;;
     '--format')
@@ -251,6 +257,28 @@ _tvimport_export() {
         return
         ;;
     '--past-hours')
+        return
+        ;;
+    esac
+}
+
+_tvimport_channels() {
+    repeating_flags=()
+    non_repeating_flags=(--unmapped --version -h --help)
+    repeating_options=()
+    non_repeating_options=(--db --source --format)
+    __tvimport_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--db')
+        return
+        ;;
+    '--source')
+        return
+        ;;
+    '--format')
+        __tvimport_add_completions -W 'text'$'\n''json'
         return
         ;;
     esac

@@ -53,6 +53,7 @@ _tvimport() {
             'run:The nightly job: fetch, parse, merge, export, report (the default command).'
             'import:Merge XMLTV files (plain or gzip) or URLs into the database as one source.'
             'export:(Re)write the iCalendar feeds and index.html, and/or the guide as one XMLTV file.'
+            'channels:List every channel per source: display names, programmes, canonical id, winning source.'
             'publish:Upload what changed in the feeds to the config'\''s object store (publish.s3).'
             'edit:Set attributes of a stored object (local edits survive imports unless whitelisted).'
             'status:Show what is stored and the last runs.'
@@ -67,7 +68,7 @@ _tvimport() {
         ;;
     arg)
         case "${words[1]}" in
-        run|import|export|publish|edit|status|model|apply|undo|changes|serve|help)
+        run|import|export|channels|publish|edit|status|model|apply|undo|changes|serve|help)
             "_tvimport_${words[1]}" && ret=0
             ;;
         esac
@@ -104,6 +105,8 @@ _tvimport_import() {
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
         '--source[The source name (default\: default).]:source:'
+        '--priority[The source'\''s priority where sources overlap (higher wins; remembered; default 0).]:priority:'
+        '--config[A config file whose channel aliases, whitelists and modules apply.]:config:'
         '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
         '--force[Ignore HTTP validators and the safety guard.]'
@@ -129,6 +132,22 @@ _tvimport_export() {
         '--xmltv[The XMLTV file to write (gzip when it ends in .gz).]:xmltv:'
         '--config[A config file for filtered feeds, base URL and windows.]:config:'
         '--past-hours[How many hours of the past the feeds keep (default\: the config'\''s, else 24).]:past-hours:'
+        '--version[Show the version.]'
+        '(-h --help)'{-h,--help}'[Show help information.]'
+    )
+    _arguments -w -s -S : "${arg_specs[@]}" && ret=0
+
+    return "${ret}"
+}
+
+_tvimport_channels() {
+    local -i ret=1
+    local -ar ___format=('text' 'json')
+    local -ar arg_specs=(
+        '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--source[Only this source'\''s channels.]:source:'
+        '--unmapped[Suggest aliases for channels that look like another source'\''s.]'
+        '--format[Output format.]:format:{__tvimport_complete "${___format[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )

@@ -1,0 +1,283 @@
+import Listings
+import Merge
+import ObjectGraph
+import Primitives
+
+/// Resolves the shown guide (`Channel`, `Programme`) of canonical channels from every source's own
+/// rows (`SourceChannel`, `SourceProgramme`), by the rules of docs/design.md#several-sources-one-guide:
+///
+/// - sources are ranked by priority (higher first), equal priorities by name (UTF-8 bytes);
+/// - on a channel, a source's programme is shown when it overlaps no shown programme of a
+///   higher-ranked source ([start, stop) half-open; a programme without a stop claims
+///   [start, start + 1)): the highest-ranked source with programmes there shows them all, lower
+///   ones fill the gaps;
+/// - a shown programme's missing attributes (null values, no credits, no categories) are filled
+///   from lower-ranked programmes with the same start and stop, in rank order;
+/// - a channel's attributes are the highest-ranked source's, missing ones filled the same way.
+///
+/// The shown rows are a function of the sources' rows and the priorities alone, so the order of
+/// imports does not matter. Each shown programme carries a hash of what it was made from (the
+/// winner's content hash, its source, the fillers' hashes): the merge into `Programme` compares
+/// it with the stored one and reads the source rows only of programmes whose makings changed.
+///
+/// ```swift
+/// let resolver = try GuideResolver(context: context, priorities: ["grabber": 10])
+/// try resolver.resolve(["bbc1.uk"])
+/// print(resolver.programmes.updated)
+/// ```
+public final class GuideResolver {
+    let context: ObjectContext
+    let priorities: [String: Int]
+    let channelLayout: MergeLayout
+    let programmeLayout: MergeLayout
+    let merge: SortedMerge
+    /// What changed in the shown guide.
+    public private(set) var channels = MergeTally()
+    public private(set) var programmes = MergeTally()
+    /// The canonical ids of channels whose shown guide changed (a `Set<String>`, for reports:
+    /// canonically equal ids count once there).
+    public private(set) var changedChannels = Set<String>()
+
+    /// `overwritable` are the user's whitelists (per entity name): what a resolution may
+    /// overwrite in the shown rows; `programmeInsertValues` are set on shown programmes created,
+    /// `stamps` written with each update (the feeds' revision stamps).
+    public init(context: ObjectContext, priorities: [String: Int], overwritable: [String: Set<String>] = [:],
+                programmeInsertValues: [String: Value] = [:], stamps: [String: UpdateStamp] = [:]) throws {
+        self.context = context
+        self.priorities = priorities
+        let model = context.model
+        let credit = try MergeLayout(entity: model.requireEntity("Credit"), keys: ListingsMapper.creditKeys,
+                                     parentKey: "programme", overwritable: overwritable["Credit"])
+        let category = try MergeLayout(entity: model.requireEntity("Category"), keys: ListingsMapper.categoryKeys,
+                                       parentKey: "programme", overwritable: overwritable["Category"])
+        let programme = try model.requireEntity("Programme"), channel = try model.requireEntity("Channel")
+        // The winning source is the resolution's own bookkeeping: always written.
+        programmeLayout = try MergeLayout(entity: programme, keys: ListingsMapper.programmeKeys + ["source"],
+                                          parentKey: "channel", children: [("credits", credit), ("categories", category)],
+                                          overwritable: (overwritable["Programme"] ?? Set(programme.overwritable)).union(["source"]))
+        channelLayout = try MergeLayout(entity: channel, keys: ListingsMapper.channelKeys + ["source"],
+                                        overwritable: (overwritable["Channel"] ?? Set(channel.overwritable)).union(["source"]))
+        merge = SortedMerge(context: context, insertValues: programmeInsertValues, stamps: stamps)
+    }
+
+    /// Sources in rank order: priority (higher first), then name as UTF-8 bytes.
+    func ranked(_ sources: [String]) -> [String] {
+        sources.sorted { Self.ranks($0, above: $1, priorities: priorities) }
+    }
+
+    /// Whether source `a` ranks above `b`: a higher priority (0 when unset), then, between equal
+    /// priorities, the name first in UTF-8 byte order.
+    public static func ranks(_ a: String, above b: String, priorities: [String: Int]) -> Bool {
+        let pa = priorities[a] ?? 0, pb = priorities[b] ?? 0
+        if pa != pb { return pa > pb }
+        return Value.compare(.string(a), .string(b)) < 0
+    }
+
+    /// Resolves these canonical channels (in UTF-8 byte order, so the work is deterministic).
+    public func resolve(_ ids: [String]) throws {
+        for id in ids.sorted(by: { Value.compare(.string($0), .string($1)) < 0 }) {
+            try resolveChannel(id)
+            // A channel's changes at a time: observers (the change recorder among them) never hold
+            // the whole guide's.
+            try context.processPendingChanges()
+        }
+    }
+
+    private struct Slot {
+        var rowID: Int64
+        var start: Int64
+        var clumpIndex: Int64
+        var stop: Int64?
+        var hash: Int64
+        /// The end the overlap test uses: a programme without a stop (or an empty one) claims its start second.
+        var end: Int64 { max(stop ?? start + 1, start + 1) }
+    }
+
+    private func resolveChannel(_ id: String) throws {
+        let sourceKeys = ["source"] + ListingsMapper.channelKeys
+        let rows = try context.fetchAll("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: sourceKeys)
+        let stored = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: [])
+        guard !rows.isEmpty else {
+            // No source has the channel any more.
+            if let stored {
+                programmes.deleted += try context.count("Programme", where: .related("channel", stored.id))
+                try context.delete(stored.id)
+                channels.deleted += 1
+                changedChannels.insert(id)
+            }
+            return
+        }
+        let order = ranked(rows.compactMap { $0["source"].stringValue })
+        let bySource = Dictionary(rows.map { ($0["source"].stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let sourceRows = order.compactMap { bySource[$0] }
+
+        // The channel: the first declared value of each attribute, in rank order.
+        var values = ListingsMapper.channelKeys.map { key in sourceRows.lazy.map { $0[key] }.first { !$0.isNull } ?? .null }
+        let declaring = sourceRows.first { row in ListingsMapper.channelKeys.dropFirst().contains { !row[$0].isNull } } ?? sourceRows[0]
+        values.append(declaring["source"])
+        let channelTally = try merge.merge(channelLayout, incoming: [IncomingObject(values: values)],
+                                           scope: .compare("xmltvId", .equal, .string(id)), parent: nil)
+        channels.inserted += channelTally.inserted
+        channels.updated += channelTally.updated
+        if channelTally.inserted + channelTally.updated > 0 { changedChannels.insert(id) }
+        guard let canonical = stored?.id ?? (try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []))?.id else { return }
+
+        // Every source's slots, in rank order.
+        var levels: [(source: String, channel: ObjectID, slots: [Slot])] = []
+        for row in sourceRows {
+            let slots = try context.fetchAll("SourceProgramme", where: .related("channel", row.id), orderBy: [SortKey("start"), SortKey("clumpIndex")],
+                                             keys: ["start", "clumpIndex", "stop", "contentHash"]).map { p in
+                Slot(rowID: p.id.rowID, start: p["start"].integerValue ?? 0, clumpIndex: p["clumpIndex"].integerValue ?? 0,
+                     stop: p["stop"].integerValue, hash: p["contentHash"].integerValue ?? 0)
+            }
+            if !slots.isEmpty { levels.append((row["source"].stringValue ?? "", row.id, slots)) }
+        }
+
+        // Shown: each level against the shown programmes of the levels above it.
+        var shown: [(level: Int, slot: Slot)] = []
+        var above: [(start: Int64, end: Int64)] = []     // sorted by start
+        var maxEnd: [Int64] = []                         // running maximum of `above`'s ends
+        for (level, entry) in levels.enumerated() {
+            var kept: [Slot] = []
+            for slot in entry.slots where !overlaps(slot, above, maxEnd) { kept.append(slot) }
+            shown += kept.map { (level, $0) }
+            above += kept.map { ($0.start, $0.end) }
+            above.sort { $0.start < $1.start }
+            maxEnd = []
+            maxEnd.reserveCapacity(above.count)
+            for a in above { maxEnd.append(max(maxEnd.last ?? Int64.min, a.end)) }
+        }
+        shown.sort { ($0.slot.start, $0.slot.clumpIndex) < ($1.slot.start, $1.slot.clumpIndex) }
+
+        // Lower levels' programmes by (start, stop), for filling: the first of each in start order.
+        var bySlot: [[SlotKey: Slot]] = levels.map { _ in [:] }
+        if levels.count > 1 {
+            for (level, entry) in levels.enumerated() where level > 0 {
+                for slot in entry.slots where bySlot[level][SlotKey(start: slot.start, stop: slot.stop)] == nil {
+                    bySlot[level][SlotKey(start: slot.start, stop: slot.stop)] = slot
+                }
+            }
+        }
+
+        // A channel shown for the first time needs every row: read them a source at a time. Later
+        // resolutions need only the rows whose makings changed: read those one by one.
+        let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
+        let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: firstTime)
+        var incoming: [IncomingObject] = []
+        incoming.reserveCapacity(shown.count)
+        for (level, slot) in shown {
+            let source = levels[level].source
+            var fillers: [(level: Int, slot: Slot)] = []
+            for lower in (level + 1)..<levels.count {
+                if let f = bySlot[lower][SlotKey(start: slot.start, stop: slot.stop)] { fillers.append((lower, f)) }
+            }
+            var h = ContentHash.Accumulator(UInt64(bitPattern: slot.hash))
+            h.add(ContentHash.of(IncomingObject(values: [.string(source)])))
+            for f in fillers { h.add(f.slot.hash) }
+            let winner = (level, slot.rowID), fillerIDs = fillers.map { ($0.level, $0.slot.rowID) }, hash = h.value
+            incoming.append(IncomingObject(values: [.date(slot.start), .integer(slot.clumpIndex)], contentHash: hash, resolve: {
+                GuideResolver.shownProgramme(winner, source: source, fillers: fillerIDs, from: sourceProgrammes, hash: hash)
+            }))
+        }
+        let tally = try merge.merge(programmeLayout, incoming: incoming, scope: .related("channel", canonical), parent: canonical)
+        programmes.inserted += tally.inserted
+        programmes.updated += tally.updated
+        programmes.deleted += tally.deleted
+        if tally.inserted + tally.updated + tally.deleted > 0 { changedChannels.insert(id) }
+    }
+
+    private struct SlotKey: Hashable {
+        var start: Int64
+        var stop: Int64?
+    }
+
+    /// Whether `slot` overlaps any interval of `above` (sorted by start; `maxEnd` their running maximum end).
+    private func overlaps(_ slot: Slot, _ above: [(start: Int64, end: Int64)], _ maxEnd: [Int64]) -> Bool {
+        // The last interval that starts before the slot ends.
+        var low = 0, high = above.count
+        while low < high {
+            let mid = (low + high) / 2
+            if above[mid].start < slot.end { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 && maxEnd[low - 1] > slot.start
+    }
+
+    /// The shown programme made from the winner's row, its missing values filled from the fillers' rows.
+    private static func shownProgramme(_ winner: (level: Int, rowID: Int64), source: String, fillers: [(level: Int, rowID: Int64)],
+                                       from rows: SourceRows, hash: Int64) -> IncomingObject {
+        var object = rows.programme(winner.rowID, level: winner.level) ?? IncomingObject(values: [])
+        for filler in fillers {
+            guard let f = rows.programme(filler.rowID, level: filler.level) else { continue }
+            for i in object.values.indices where object.values[i].isNull { object.values[i] = f.values[i] }
+            for c in object.children.indices where object.children[c].isEmpty { object.children[c] = f.children[c] }
+        }
+        object.values.append(.string(source))
+        object.contentHash = hash
+        return object
+    }
+}
+
+/// The source programmes of one canonical channel, shaped as the import shapes them. With
+/// `wholeChannels`, a level (one source's channel) is read at once when the merge first asks for
+/// one of its rows: three queries per source instead of three per programme; otherwise each row
+/// is read when asked for. The merge asks on its own thread, one request at a time.
+private final class SourceRows: @unchecked Sendable {
+    let context: ObjectContext
+    let channels: [ObjectID]
+    let wholeChannels: Bool
+    private var loaded: [[Int64: IncomingObject]?]
+
+    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool) {
+        self.context = context
+        self.channels = channels
+        self.wholeChannels = wholeChannels
+        loaded = channels.map { _ in nil }
+    }
+
+    func programme(_ rowID: Int64, level: Int) -> IncomingObject? {
+        guard wholeChannels else { return try? load(rowID) }
+        if loaded[level] == nil { loaded[level] = try? load(channels[level]) }
+        return loaded[level]?[rowID]
+    }
+
+    private func load(_ rowID: Int64) throws -> IncomingObject? {
+        let id = ObjectID(entity: "SourceProgramme", rowID: rowID)
+        guard let p = try context.object(id, keys: ListingsMapper.programmeKeys) else { return nil }
+        let credits = try context.fetchAll("SourceCredit", where: .related("programme", id), orderBy: [SortKey("role"), SortKey("name")],
+                                           keys: ListingsMapper.creditKeys).map { IncomingObject(values: $0.values) }
+        let categories = try context.fetchAll("SourceCategory", where: .related("programme", id), orderBy: [SortKey("name"), SortKey("lang")],
+                                              keys: ListingsMapper.categoryKeys).map { IncomingObject(values: $0.values) }
+        return IncomingObject(values: p.values, children: [credits, categories])
+    }
+
+    private func load(_ channel: ObjectID) throws -> [Int64: IncomingObject] {
+        var programmes: [Int64: IncomingObject] = [:]
+        for p in try context.fetchAll("SourceProgramme", where: .related("channel", channel), keys: ListingsMapper.programmeKeys) {
+            programmes[p.id.rowID] = IncomingObject(values: p.values, children: [[], []])
+        }
+        let ids = programmes.keys.sorted().map { Value.integer($0) }
+        // Members in the order the import gives them (credits by role and name, categories by name
+        // and language); in chunks well under SQLite's limit of bound parameters.
+        for chunk in stride(from: 0, to: ids.count, by: 4096).map({ Array(ids[$0..<min($0 + 4096, ids.count)]) }) {
+            for (child, entity, keys, order) in [(0, "SourceCredit", ListingsMapper.creditKeys, [SortKey("role"), SortKey("name")]),
+                                                 (1, "SourceCategory", ListingsMapper.categoryKeys, [SortKey("name"), SortKey("lang")])] {
+                for m in try context.fetchAll(entity, where: .isIn("programme", chunk), orderBy: order, keys: keys + ["programme"]) {
+                    guard let owner = m["programme"].integerValue else { continue }
+                    programmes[owner]?.children[child].append(IncomingObject(values: Array(m.values.prefix(keys.count))))
+                }
+            }
+        }
+        return programmes
+    }
+}
+
+extension MergeChange {
+    /// A change to a source's row, named as the listings entity it stands for (the report and
+    /// change-file readers know `Channel` and `Programme`; the row id still names the source row).
+    var asListings: MergeChange {
+        let names = ["SourceChannel": "Channel", "SourceProgramme": "Programme", "SourceCredit": "Credit", "SourceCategory": "Category"]
+        guard let name = names[entity] else { return self }
+        return MergeChange(kind: kind, entity: name, id: id, attributes: attributes.filter { $0.name != "source" },
+                           relationships: relationships, owner: owner)
+    }
+}
