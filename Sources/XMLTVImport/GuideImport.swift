@@ -211,9 +211,16 @@ public final class GuideImporter {
     private func countStored() throws {
         let source = Value.string(options.source)
         let shared = try sharedChannelIDs()
-        let ownChannelRows = try context.fetchAll("Channel", where: ownChannels(shared: shared), keys: [])
-        storedChannelsBefore = ownChannelRows.count + (try context.count("SourceChannel", where: .compare("source", .equal, source)))
+        storedChannelsBefore = try context.count("SourceChannel", where: .compare("source", .equal, source))
         storedProgrammesBefore = try context.count("SourceProgramme", where: .compare("source", .equal, source))
+        guard !shared.isEmpty else {
+            // No channel is shared: the source's shown rows are all its own.
+            storedChannelsBefore += try context.count("Channel", where: .compare("source", .equal, source))
+            storedProgrammesBefore += try context.count("Programme", where: .compare("source", .equal, source))
+            return
+        }
+        let ownChannelRows = try context.fetchAll("Channel", where: ownChannels(shared: shared), keys: [])
+        storedChannelsBefore += ownChannelRows.count
         for chunk in ownChannelRows.map({ Value.integer($0.id.rowID) }).chunks(of: 4096) {
             storedProgrammesBefore += try context.count("Programme", where: .isIn("channel", chunk))
         }
