@@ -220,22 +220,30 @@ public final class GuideResolver {
 /// The source programmes of one canonical channel, shaped as the import shapes them. With
 /// `wholeChannels`, a level (one source's channel) is read at once when the merge first asks for
 /// one of its rows: three queries per source instead of three per programme; otherwise each row
-/// is read when asked for. The merge asks on its own thread, one request at a time.
+/// is read when asked for, until a level has been asked for more rows than `rowsBeforeWhole` (a
+/// channel just shared, whose every shown row is made again), then it too is read at once. The
+/// merge asks on its own thread, one request at a time.
 private final class SourceRows: @unchecked Sendable {
     let context: ObjectContext
     let channels: [ObjectID]
     let wholeChannels: Bool
     private var loaded: [[Int64: IncomingObject]?]
+    private var rowsAsked: [Int]
+    static let rowsBeforeWhole = 32
 
     init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool) {
         self.context = context
         self.channels = channels
         self.wholeChannels = wholeChannels
         loaded = channels.map { _ in nil }
+        rowsAsked = channels.map { _ in 0 }
     }
 
     func programme(_ rowID: Int64, level: Int) -> IncomingObject? {
-        guard wholeChannels else { return try? load(rowID) }
+        if !wholeChannels && loaded[level] == nil && rowsAsked[level] < Self.rowsBeforeWhole {
+            rowsAsked[level] += 1
+            return try? load(rowID)
+        }
         if loaded[level] == nil { loaded[level] = try? load(channels[level]) }
         return loaded[level]?[rowID]
     }
