@@ -228,10 +228,29 @@ public enum StatusCommand {
         let (counts, bySource) = try store.read { context -> ([String: Int], [String: [String: Int]]) in
             var counts: [String: Int] = [:]
             for e in model.entities { counts[e.name] = try context.count(e.name) }
+            // Per source: what it provides (its own channels' shown rows and its rows of shared
+            // channels, docs/design.md#several-sources-one-guide) and what it wins in the shown guide.
             var bySource: [String: [String: Int]] = [:]
-            for name in ["Channel", "Programme"] {
-                let cursor = try context.fetch(name, keys: ["source"])
-                while let o = try cursor.next() { bySource[o["source"].stringValue ?? "(none)", default: [:]][name, default: 0] += 1 }
+            func count(_ source: Value, _ key: String) { bySource[source.stringValue ?? "(none)", default: [:]][key, default: 0] += 1 }
+            var shared = Set<[UInt8]>()
+            let sourceChannels = try context.fetch("SourceChannel", keys: ["source", "xmltvId"])
+            while let c = try sourceChannels.next() {
+                count(c["source"], "Channel")
+                if let id = c["xmltvId"].stringValue { shared.insert(Array(id.utf8)) }
+            }
+            let sourceProgrammes = try context.fetch("SourceProgramme", keys: ["source"])
+            while try sourceProgrammes.step() { count(sourceProgrammes.value(at: 0), "Programme") }
+            var sharedRows = Set<Int64>()
+            let channels = try context.fetch("Channel", keys: ["source", "xmltvId"])
+            while let c = try channels.next() {
+                count(c["source"], "shownChannels")
+                if let id = c["xmltvId"].stringValue, shared.contains(Array(id.utf8)) { sharedRows.insert(c.id.rowID) } else { count(c["source"], "Channel") }
+            }
+            let programmes = try context.fetch("Programme", keys: ["source", "channel"])
+            while try programmes.step() {
+                let source = programmes.value(at: 0)
+                count(source, "shownProgrammes")
+                if !sharedRows.contains(programmes.value(at: 1).integerValue ?? -1) { count(source, "Programme") }
             }
             return (counts, bySource)
         }
@@ -258,7 +277,12 @@ public enum StatusCommand {
         var lines = ["Database \(database)"]
         for name in counts.keys.sorted() { lines.append("  \(name): \(counts[name]!)") }
         for source in bySource.keys.sorted() {
-            lines.append("  source \(source): \(bySource[source]!["Channel"] ?? 0) channels, \(bySource[source]!["Programme"] ?? 0) programmes")
+            let c = bySource[source]!
+            var line = "  source \(source): \(c["Channel"] ?? 0) channels, \(c["Programme"] ?? 0) programmes"
+            if c["Channel"] != c["shownChannels"] || c["Programme"] != c["shownProgrammes"] {
+                line += " (shown: \(c["shownChannels"] ?? 0) channels, \(c["shownProgrammes"] ?? 0) programmes; several sources share channels)"
+            }
+            lines.append(line)
         }
         for source in commands.keys.sorted() {
             let c = commands[source]!

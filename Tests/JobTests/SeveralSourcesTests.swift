@@ -109,6 +109,41 @@ import Testing
         }
     }
 
+    /// A channel that one source alone has is stored once, as shown; when a second source brings
+    /// it, it becomes shared (each source's rows kept apart) without a visible change, a local
+    /// edit survives, and `status` says what each source provides and what it shows.
+    @Test func aChannelBecomesSharedWhenASecondSourceBringsIt() throws {
+        let box = try Sandbox()
+        try box.write("a.xml", Self.guide([(0, 60, "News A"), (60, 120, "Show A")]))
+        try box.write("b.xml", Self.guide([(0, 60, "News B"), (120, 180, "Film B")]))
+        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "a.xml"]).status == 0)
+        func count(_ entity: String) throws -> Int {
+            let store = try StoreAccess.open(path: box.path("tv.sqlite"), model: StoreAccess.model())
+            return try store.read { try $0.count(entity) }
+        }
+        #expect(try count("SourceProgramme") == 0, "one source: no source rows")
+        let edit = try box.run(["edit", "--db", "tv.sqlite", "Channel", "bbc1.uk", "customName=Mine"])
+        #expect(edit.status == 0, "stderr: \(edit.stderr)")
+        let b = try box.run(["import", "--db", "tv.sqlite", "--source", "b", "--format", "json", "b.xml"])
+        #expect(b.status == 0, "stderr: \(b.stderr)")
+        #expect(try count("SourceProgramme") == 4, "a's two programmes copied to its own rows, b's two beside them")
+        #expect(try count("Programme") == 3, "a's two, and b's film in the gap")
+        // b's own rows: two inserted; the shown guide: only the film.
+        let report = try JSONSerialization.jsonObject(with: Data(b.stdout.utf8)) as? [String: Any]
+        let summary = report?["summary"] as? [String: [String: Int]]
+        #expect(summary?["Programme"]?["inserted"] == 2)
+        let status = try box.run(["status", "--db", "tv.sqlite"])
+        let lines = status.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("  source a: 1 channels, 2 programmes"), "a provides what it shows: \(status.stdout)")
+        #expect(lines.contains("  source b: 1 channels, 2 programmes (shown: 0 channels, 1 programmes; several sources share channels)"), "\(status.stdout)")
+        #expect(try box.run(["export", "--db", "tv.sqlite", "--xmltv", "guide.xml"]).status == 0)
+        let xmltv = try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8)
+        #expect(xmltv.contains("News A") && xmltv.contains("Show A") && xmltv.contains("Film B") && !xmltv.contains("News B"), "\(xmltv)")
+        let store = try StoreAccess.open(path: box.path("tv.sqlite"), model: StoreAccess.model())
+        let channel = try store.read { try $0.first("Channel", keys: ["customName"]) }
+        #expect(channel?["customName"] == .string("Mine"), "the local edit survives the channel becoming shared")
+    }
+
     static func channelGuide(displayName: String, icon: String? = nil, _ programmes: [(start: Int, stop: Int, title: String, desc: String?)]) -> String {
         let base = guideBase()
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n  <channel id=\"bbc1.uk\"><display-name>\(displayName)</display-name>"
