@@ -144,8 +144,11 @@ public final class GuideImporter {
     /// Whether a canonical channel is shared, by its UTF-8 bytes (docs/design.md#identifiers-are-bytes).
     private var isSharedCache: [[UInt8]: Bool] = [:]
     private var createdChannels = Set<ObjectID>()
-    /// Shared channels whose rows this import changed: resolved at the end.
+    /// Shared channels whose rows this import changed: resolved at the end, where their
+    /// programmes changed (`changedSlots`) or whole (`wholeChannels`).
     private var channelsToResolve: [[UInt8]: String] = [:]
+    private var wholeChannels = Set<[UInt8]>()
+    private let changedSlots = ChangedSlots()
     /// What this import changed on its own channels (the shown guide's part of it).
     private var ownProgrammes = MergeTally()
     private var storedProgrammesBefore = 0
@@ -188,6 +191,7 @@ public final class GuideImporter {
                                          ? [channelLayout, sourceChannelLayout, programmeLayout, sourceProgrammeLayout]
                                          : [channelLayout, sourceChannelLayout])
         try context.addObserver(collector)
+        try context.addObserver(changedSlots)
     }
 
     private let collector: MergeChangeCollector
@@ -333,7 +337,10 @@ public final class GuideImporter {
         try context.processPendingChanges()
     }
 
-    private func resolveLater(_ id: String) { channelsToResolve[Array(id.utf8)] = id }
+    private func resolveLater(_ id: String, whole: Bool = false) {
+        channelsToResolve[Array(id.utf8)] = id
+        if whole { wholeChannels.insert(Array(id.utf8)) }
+    }
 
     /// Whether a canonical channel is shared by several sources. A channel that another source
     /// has on its own becomes shared here (`share`).
@@ -345,6 +352,7 @@ public final class GuideImporter {
            let owner = shown["source"].stringValue, owner != options.source {
             try share(shown.id, of: owner)
             shared = true
+            resolveLater(id, whole: true)
         }
         isSharedCache[key] = shared
         return shared
@@ -356,7 +364,8 @@ public final class GuideImporter {
     private func share(_ channel: ObjectID, of owner: String) throws {
         try context.processPendingChanges()
         collector.isPaused = true
-        defer { collector.isPaused = false }
+        changedSlots.isPaused = true
+        defer { collector.isPaused = false; changedSlots.isPaused = false }
         let model = context.model
         guard let shown = try context.object(channel, keys: ListingsMapper.channelKeys) else { return }
         var values = ["source": Value.string(owner)]
@@ -451,7 +460,8 @@ public final class GuideImporter {
         for change in collector.changes(of: "SourceChannel") {
             let named = change.attributes.first { $0.name == "xmltvId" }
             let stored = named == nil ? try context.object(change.id, keys: ["xmltvId"])?["xmltvId"].stringValue : nil
-            if let id = named?.new.stringValue ?? named?.old.stringValue ?? stored { resolveLater(id) }
+            // A deleted channel took its programmes with it: resolved whole.
+            if let id = named?.new.stringValue ?? named?.old.stringValue ?? stored { resolveLater(id, whole: change.kind == .delete) }
         }
 
         // A channel created bare for its programmes and completed here is one insert (the
@@ -480,12 +490,19 @@ public final class GuideImporter {
     private func resolveSharedChannels() throws -> GuideResolver? {
         if options.resolveAllChannels {
             let cursor = try context.fetch("SourceChannel", where: .compare("source", .equal, .string(options.source)), keys: ["xmltvId"])
-            while let c = try cursor.next() { if let id = c["xmltvId"].stringValue { resolveLater(id) } }
+            while let c = try cursor.next() { if let id = c["xmltvId"].stringValue { resolveLater(id, whole: true) } }
         }
         guard !channelsToResolve.isEmpty else { return nil }
+        // Where this source's programmes changed, per channel; whole when that is not known.
+        try context.processPendingChanges()
+        var changed: [String: [Range<Int64>]] = [:]
+        for (key, id) in channelsToResolve where !wholeChannels.contains(key) {
+            guard let row = channelRows[key]?.row, row.entity == "SourceChannel" else { continue }
+            changed[id] = changedSlots.ranges[row.rowID] ?? []
+        }
         let resolver = try GuideResolver(context: context, priorities: options.priorities, overwritable: overwritable,
                                          programmeInsertValues: options.programmeInsertValues, stamps: options.updateStamps)
-        try resolver.resolve(Array(channelsToResolve.values))
+        try resolver.resolve(Array(channelsToResolve.values), changed: changed)
         return resolver
     }
 

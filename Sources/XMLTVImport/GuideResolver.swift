@@ -74,16 +74,19 @@ public final class GuideResolver {
     }
 
     /// Resolves these canonical channels (in UTF-8 byte order, so the work is deterministic).
-    public func resolve(_ ids: [String]) throws {
+    /// `changed` may give, per channel, the time ranges of the source programmes that changed
+    /// (old and new [start, stop) of each inserted, updated or deleted one): only the shown
+    /// programmes those can reach are merged again. A channel without ranges is resolved whole.
+    public func resolve(_ ids: [String], changed: [String: [Range<Int64>]] = [:]) throws {
         for id in ids.sorted(by: { Value.compare(.string($0), .string($1)) < 0 }) {
-            try resolveChannel(id)
+            try resolveChannel(id, changed: changed[id])
             // A channel's changes at a time: observers (the change recorder among them) never hold
             // the whole guide's.
             try context.processPendingChanges()
         }
     }
 
-    private struct Slot {
+    struct Slot {
         var rowID: Int64
         var start: Int64
         var clumpIndex: Int64
@@ -93,7 +96,7 @@ public final class GuideResolver {
         var end: Int64 { max(stop ?? start + 1, start + 1) }
     }
 
-    private func resolveChannel(_ id: String) throws {
+    private func resolveChannel(_ id: String, changed: [Range<Int64>]?) throws {
         let sourceKeys = ["source"] + ListingsMapper.channelKeys
         let rows = try context.fetchAll("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: sourceKeys)
         let stored = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: [])
@@ -148,6 +151,15 @@ public final class GuideResolver {
             for a in above { maxEnd.append(max(maxEnd.last ?? Int64.min, a.end)) }
         }
         shown.sort { ($0.slot.start, $0.slot.clumpIndex) < ($1.slot.start, $1.slot.clumpIndex) }
+        let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
+        // Only what the changes can reach, when they say where they are.
+        var scope = ObjectPredicate.related("channel", canonical)
+        if !firstTime, let changed, changed.isEmpty { return }   // the channel's own attributes alone
+        if !firstTime, let changed, let region = Self.reach(of: changed, among: levels.map(\.slots)) {
+            shown = shown.filter { entry in region.contains { $0.contains(entry.slot.start) } }
+            scope = .and([scope, .or(region.map { .and([.compare("start", .greaterOrEqual, .date($0.lowerBound)),
+                                                        .compare("start", .less, .date($0.upperBound))]) })])
+        }
 
         // Lower levels' programmes by (start, stop), for filling: the first of each in start order.
         var bySlot: [[SlotKey: Slot]] = levels.map { _ in [:] }
@@ -161,7 +173,6 @@ public final class GuideResolver {
 
         // A channel shown for the first time needs every row: read them a source at a time. Later
         // resolutions need only the rows whose makings changed: read those one by one.
-        let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
         let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: firstTime)
         var incoming: [IncomingObject] = []
         incoming.reserveCapacity(shown.count)
@@ -179,11 +190,54 @@ public final class GuideResolver {
                 GuideResolver.shownProgramme(winner, source: source, fillers: fillerIDs, from: sourceProgrammes, hash: hash)
             }))
         }
-        let tally = try merge.merge(programmeLayout, incoming: incoming, scope: .related("channel", canonical), parent: canonical)
+        let tally = try merge.merge(programmeLayout, incoming: incoming, scope: scope, parent: canonical)
         programmes.inserted += tally.inserted
         programmes.updated += tally.updated
         programmes.deleted += tally.deleted
         if tally.inserted + tally.updated + tally.deleted > 0 { changedChannels.insert(id) }
+    }
+
+    /// The time ranges whose shown programmes `changed` can alter, or nil when that is most of
+    /// the channel. Whether a programme is shown depends only on the programmes of higher-ranked
+    /// sources that overlap it, and its filling on those with its start and stop, so the ranges
+    /// are widened by every programme (of any source) that overlaps them, until none reaches out:
+    /// then every programme that overlaps a range lies inside it, and resolving the programmes
+    /// that start inside the ranges gives what resolving the whole channel would give there.
+    static func reach(of changed: [Range<Int64>], among levels: [[Slot]]) -> [Range<Int64>]? {
+        var region = merged(changed)
+        let all = levels.joined().map { $0.start..<$0.end }.sorted { $0.lowerBound < $1.lowerBound }
+        while true {
+            var widened = false
+            var extra: [Range<Int64>] = []
+            var r = 0
+            for slot in all {
+                // The ranges are sorted and disjoint: step to the first that ends after the slot starts.
+                while r < region.count && region[r].upperBound <= slot.lowerBound { r += 1 }
+                guard r < region.count else { break }
+                let range = region[r]
+                if range.overlaps(slot) && (slot.lowerBound < range.lowerBound || slot.upperBound > range.upperBound) {
+                    extra.append(slot)
+                    widened = true
+                }
+            }
+            if !widened { break }
+            region = merged(region + extra)
+        }
+        // Many scattered ranges would make a long query: the whole channel is cheaper then.
+        return region.count > 64 ? nil : region
+    }
+
+    /// Sorted, disjoint ranges covering the same instants.
+    static func merged(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+        var result: [Range<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where !range.isEmpty {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
     }
 
     private struct SlotKey: Hashable {

@@ -7,7 +7,7 @@ import XMLTVImport
 /// The shown guide of several sources (docs/design.md#several-sources-one-guide) against a
 /// reference written from the rules alone: random sets of 2 to 4 sources with random priorities,
 /// channel ids spelled differently (mapped by aliases) and overlapping schedules, imported in
-/// random orders, with random re-imports (identical, new schedules, dropped channels) and priority
+/// random orders, with random re-imports (identical, revised, new schedules, dropped channels) and priority
 /// changes. After every import the stored `Channel`/`Programme` rows must equal the reference
 /// computed from each source's last applied import; an identical re-import must report no change.
 @Suite struct SeveralSourcesPropertyTests {
@@ -52,8 +52,8 @@ import XMLTVImport
         }
     }
 
-    /// A schedule covering exactly [base, base + span) (so a re-import's window covers every
-    /// earlier row: no history), in steps of 15 minutes, 15 to 90 minutes long.
+    /// A schedule over exactly [base, base + span) (so a re-import's window covers every earlier
+    /// row: no history), in steps of 15 minutes, 15 to 90 minutes long, with a few gaps.
     static func schedule(_ g: inout Generator, source: String, channel: String) -> [Slot] {
         var slots: [Slot] = []
         var t = base
@@ -62,6 +62,9 @@ import XMLTVImport
             let n = g.int(0...99)
             slots.append(Slot(start: t, stop: stop, title: "\(source) \(channel) \(n)", desc: g.chance(0.5) ? "about \(source) \(n)" : nil))
             t = stop
+            // Now and then a gap, where lower sources show through (never at the end: the last
+            // programme ends at base + span).
+            if t < base + span - 900, g.chance(0.2) { t = min(t + Int64(g.int(1...4)) * 900, base + span - 900) }
         }
         return slots
     }
@@ -73,6 +76,39 @@ import XMLTVImport
             result[c] = (spelling, schedule(&g, source: source, channel: c))
         }
         return SourceGuide(channels: result)
+    }
+
+    /// A night's revision of a source's guide: on some channels one programme retitled, split,
+    /// merged with the next or dropped (leaving a gap), the first start and last stop kept (so the
+    /// window still covers every earlier row). The resolution of such a re-import looks only at
+    /// the changed programmes' reach (`GuideResolver.reach(of:among:)`).
+    static func revised(_ guide: SourceGuide, _ g: inout Generator) -> SourceGuide {
+        var result = guide
+        for c in guide.channels.keys.sorted() where g.chance(0.6) {
+            var slots = guide.channels[c]!.slots
+            let i = g.int(0...(slots.count - 1))
+            switch g.int(0...3) {
+            case 0:
+                slots[i].title += " revised"
+                slots[i].desc = slots[i].desc == nil ? "revised" : nil
+            case 1 where slots[i].stop - slots[i].start >= 1800:
+                let middle = slots[i].start + (slots[i].stop - slots[i].start) / 1800 * 900
+                var second = slots[i]
+                second.start = middle
+                second.title += " part 2"
+                slots[i].stop = middle
+                slots.insert(second, at: i + 1)
+            case 2 where i > 0 && i < slots.count - 1:
+                slots.remove(at: i)
+            case 3 where i < slots.count - 1:
+                slots[i].stop = slots[i + 1].stop
+                slots.remove(at: i + 1)
+            default:
+                slots[i].title += " again"
+            }
+            result.channels[c]!.slots = slots
+        }
+        return result
     }
 
     /// The contract's rules, written plainly: what each canonical channel shows.
@@ -147,6 +183,10 @@ import XMLTVImport
             let identical = last[source] != nil && g.chance(0.3)
             if identical {
                 xml = last[source]!
+            } else if let previous = applied[source], g.chance(0.4) {
+                let guide = Self.revised(previous, &g)
+                applied[source] = guide
+                xml = guide.xml
             } else {
                 if applied[source] != nil, g.chance(0.3), channelsOf[source]!.count > 1 { channelsOf[source]!.removeLast() }
                 let guide = Self.guide(&g, source: source, channels: channelsOf[source]!)
