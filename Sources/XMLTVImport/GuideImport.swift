@@ -162,21 +162,12 @@ public final class GuideImporter {
         self.options = options
         self.overwritable = overwritable
         let model = context.model
-        let credit = try MergeLayout(entity: model.requireEntity("Credit"), keys: ListingsMapper.creditKeys,
-                                     parentKey: "programme", overwritable: overwritable["Credit"])
-        let category = try MergeLayout(entity: model.requireEntity("Category"), keys: ListingsMapper.categoryKeys,
-                                       parentKey: "programme", overwritable: overwritable["Category"])
-        programmeLayout = try MergeLayout(entity: model.requireEntity("Programme"), keys: ListingsMapper.programmeKeys,
-                                          parentKey: "channel", children: [("credits", credit), ("categories", category)],
-                                          overwritable: overwritable["Programme"])
+        programmeLayout = try ListingsLayouts.programme(model, overwritable: overwritable)
         channelLayout = try MergeLayout(entity: model.requireEntity("Channel"), keys: ListingsMapper.channelKeys,
                                         overwritable: overwritable["Channel"])
         // A source's rows are copies of its last import: every feed attribute is overwritten
         // (the whitelists apply where the shown guide is written, in GuideResolver).
-        let sourceCredit = try MergeLayout(entity: model.requireEntity("SourceCredit"), keys: ListingsMapper.creditKeys, parentKey: "programme")
-        let sourceCategory = try MergeLayout(entity: model.requireEntity("SourceCategory"), keys: ListingsMapper.categoryKeys, parentKey: "programme")
-        sourceProgrammeLayout = try MergeLayout(entity: model.requireEntity("SourceProgramme"), keys: ListingsMapper.programmeKeys,
-                                                parentKey: "channel", children: [("credits", sourceCredit), ("categories", sourceCategory)])
+        sourceProgrammeLayout = try ListingsLayouts.programme(model, entities: .sourceRows)
         sourceChannelLayout = try MergeLayout(entity: model.requireEntity("SourceChannel"), keys: ["source"] + ListingsMapper.channelKeys)
         report = SourceImportReport(source: options.source)
         let source = options.source

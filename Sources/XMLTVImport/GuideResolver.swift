@@ -46,15 +46,9 @@ public final class GuideResolver {
         self.context = context
         self.priorities = priorities
         let model = context.model
-        let credit = try MergeLayout(entity: model.requireEntity("Credit"), keys: ListingsMapper.creditKeys,
-                                     parentKey: "programme", overwritable: overwritable["Credit"])
-        let category = try MergeLayout(entity: model.requireEntity("Category"), keys: ListingsMapper.categoryKeys,
-                                       parentKey: "programme", overwritable: overwritable["Category"])
-        let programme = try model.requireEntity("Programme"), channel = try model.requireEntity("Channel")
         // The winning source is the resolution's own bookkeeping: always written.
-        programmeLayout = try MergeLayout(entity: programme, keys: ListingsMapper.programmeKeys + ["source"],
-                                          parentKey: "channel", children: [("credits", credit), ("categories", category)],
-                                          overwritable: (overwritable["Programme"] ?? Set(programme.overwritable)).union(["source"]))
+        programmeLayout = try ListingsLayouts.programme(model, alsoWritten: ["source"], overwritable: overwritable)
+        let channel = try model.requireEntity("Channel")
         channelLayout = try MergeLayout(entity: channel, keys: ListingsMapper.channelKeys + ["source"],
                                         overwritable: (overwritable["Channel"] ?? Set(channel.overwritable)).union(["source"]))
         merge = SortedMerge(context: context, insertValues: programmeInsertValues, stamps: stamps)

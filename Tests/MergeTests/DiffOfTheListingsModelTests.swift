@@ -3,6 +3,7 @@ import Listings
 @testable import ObjectGraph
 import Primitives
 import Testing
+import TestSupport
 
 /// The generic diff, apply and undo on the real tvimport model (Channel → Programme → Credit,
 /// Category; user modules).

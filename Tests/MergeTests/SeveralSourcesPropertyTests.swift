@@ -1,6 +1,7 @@
 import Foundation
 import Listings
 import ObjectGraph
+import TestSupport
 import Testing
 import XMLTVImport
 
@@ -11,20 +12,6 @@ import XMLTVImport
 /// changes. After every import the stored `Channel`/`Programme` rows must equal the reference
 /// computed from each source's last applied import; an identical re-import must report no change.
 @Suite struct SeveralSourcesPropertyTests {
-    /// A seeded generator (SplitMix64): a failing trial is replayed from its seed.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func chance(_ p: Double) -> Bool { Double(next() % 1_000_000) / 1_000_000 < p }
-    }
-
     /// Canonical channels and the ids sources use for them.
     static let spellings: [String: [String]] = ["c1.tv": ["c1.tv", "C1.HD"], "c2.tv": ["c2.tv", "ctwo"], "c3.tv": ["c3.tv"]]
     static let aliases: [String: String] = ["C1.HD": "c1.tv", "ctwo": "c2.tv"]
@@ -54,7 +41,7 @@ import XMLTVImport
 
     /// A schedule over exactly [base, base + span) (so a re-import's window covers every earlier
     /// row: no history), in steps of 15 minutes, 15 to 90 minutes long, with a few gaps.
-    static func schedule(_ g: inout Generator, source: String, channel: String) -> [Slot] {
+    static func schedule(_ g: inout SplitMix64, source: String, channel: String) -> [Slot] {
         var slots: [Slot] = []
         var t = base
         while t < base + span {
@@ -69,7 +56,7 @@ import XMLTVImport
         return slots
     }
 
-    static func guide(_ g: inout Generator, source: String, channels: [String]) -> SourceGuide {
+    static func guide(_ g: inout SplitMix64, source: String, channels: [String]) -> SourceGuide {
         var result: [String: (String, [Slot])] = [:]
         for c in channels {
             let spelling = spellings[c]![g.int(0...(spellings[c]!.count - 1))]
@@ -82,7 +69,7 @@ import XMLTVImport
     /// merged with the next or dropped (leaving a gap), the first start and last stop kept (so the
     /// window still covers every earlier row). The resolution of such a re-import looks only at
     /// the changed programmes' reach (`GuideResolver.reach(of:among:)`).
-    static func revised(_ guide: SourceGuide, _ g: inout Generator) -> SourceGuide {
+    static func revised(_ guide: SourceGuide, _ g: inout SplitMix64) -> SourceGuide {
         var result = guide
         for c in guide.channels.keys.sorted() where g.chance(0.6) {
             var slots = guide.channels[c]!.slots
@@ -163,7 +150,7 @@ import XMLTVImport
 
     @Test(arguments: 0..<40)
     func theShownGuideFollowsTheRulesWhateverTheOrder(seed: Int) throws {
-        var g = Generator(state: UInt64(seed) &* 7919 &+ 1)
+        var g = SplitMix64(state: UInt64(seed) &* 7919 &+ 1)
         let h = try Harness()
         let names = ["a", "b", "c", "d"].prefix(g.int(2...4)).map { $0 }
         var priorities: [String: Int] = [:]

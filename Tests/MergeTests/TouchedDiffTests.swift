@@ -4,6 +4,7 @@ import Merge
 import ObjectGraph
 import Testing
 import XMLTVImport
+import TestSupport
 
 /// A change file reads only the programmes an import wrote (`TouchedObjectsObserver`): it must
 /// say exactly what the full diff of the two databases says.

@@ -1,5 +1,6 @@
 import Foundation
 @testable import ObjectGraph
+import TestSupport
 import Testing
 
 /// `ChangeRecorder` on models other than the listings': references to roots (Address → Country,

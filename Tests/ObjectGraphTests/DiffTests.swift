@@ -2,6 +2,7 @@ import Foundation
 @testable import ObjectGraph
 import Primitives
 import Testing
+import TestSupport
 
 // MARK: - Fixtures
 
@@ -45,19 +46,6 @@ enum People {
 
 private func s(_ text: String) -> Value { .string(text) }
 private func d(_ text: String) -> DiffValue { DiffValue(.string(text)) }
-
-/// A small deterministic generator, so that failures reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Fills a People store with a random graph: a seed always gives the same graph.
 func randomPeople(_ store: Store, seed: UInt64) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// the design's (docs/design.md#models-from-modules) Song/Artist split into two modules, each with a placeholder of the other's entity.
@@ -112,15 +113,3 @@ struct TemporaryDatabase {
     func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 }
 
-/// SplitMix64: a small seeded generator, so that a failing property run can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

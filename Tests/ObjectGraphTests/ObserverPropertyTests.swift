@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import ObjectGraph
 
 /// Random inserts, moves, updates and deletes across several transactions: the aggregates the
@@ -27,7 +28,7 @@ import Testing
                                               countKey: "programmeCount", lastChangedKey: "changedAt", clock: { 1_000 }))
         let dirty = DirtyOwnersObserver(parentEntity: "Channel", relationship: "programmes")
         store.addObserver(dirty)
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var serial = 0
 
         for round in 0..<8 {
