@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The quick version of scripts/crash-test: a few SIGKILLs of a running import (and of a whole
-/// `run`, import and export), each leaving an intact database in the state before or after it.
+/// The quick version of scripts/crash-test: a few SIGKILLs of a running import (of a whole `run`,
+/// import and export, and of a second source's import that makes channels shared), each leaving an intact database in the state before or after it.
 /// It generates its guides with `../shared/tools/xmltvgen.py`: without it the suite is skipped.
 @Suite(.serialized, .enabled(if: Shared.hasGenerator, "needs ../shared/tools/xmltvgen.py and python3"))
 struct CrashTests {
@@ -25,6 +25,14 @@ struct CrashTests {
 
     @Test func killedRunsLeaveTheStateBeforeOrAfterAndWholeFeeds() throws {
         let r = try crashTest(["3", "--mode", "run", "--channels", "30", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
+    }
+
+    /// A second source's first import of the same channels makes them shared (the first source's
+    /// rows copied, the shown guide resolved): killed anywhere, it leaves the state before or after.
+    @Test func killedSecondSourcesLeaveTheStateBeforeOrAfter() throws {
+        let r = try crashTest(["3", "--mode", "second-source", "--channels", "20", "--days", "2"])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
     }
