@@ -9,10 +9,11 @@ public struct IncomingObject: Sendable {
     public var contentHash: Int64?
     /// Set when `values` holds only the identifier (in its positions) and the rest is made when
     /// the merge needs it (an insert, or a stored object with another hash); see `resolved()`.
-    public var resolve: (@Sendable () -> IncomingObject)?
+    /// It throws when what it is made from cannot be read (a resolution reading stored rows).
+    public var resolve: (@Sendable () throws -> IncomingObject)?
 
     public init(values: [Value], children: [[IncomingObject]] = [], contentHash: Int64? = nil,
-                resolve: (@Sendable () -> IncomingObject)? = nil) {
+                resolve: (@Sendable () throws -> IncomingObject)? = nil) {
         self.values = values
         self.children = children
         self.contentHash = contentHash
@@ -20,5 +21,5 @@ public struct IncomingObject: Sendable {
     }
 
     /// The object with all its values and members.
-    public func resolved() -> IncomingObject { resolve?() ?? self }
+    public func resolved() throws -> IncomingObject { try resolve?() ?? self }
 }

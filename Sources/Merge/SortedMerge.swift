@@ -204,7 +204,7 @@ public final class SortedMerge {
                 }
                 index += 1
             case -1:
-                try insert(incoming[index].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
+                try insert(try incoming[index].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
                 tally.inserted += 1
                 index += 1
             default:
@@ -289,7 +289,7 @@ public final class SortedMerge {
             guard let full = try context.object(stored.id, keys: layout.updateKeys + (stamp?.keys ?? [])) else { return false }
             current = full
         }
-        let object = incoming.resolved()
+        let object = try incoming.resolved()
         var changes: [String: Value] = [:]
         var changed = Set<String>()   // attributes and owned relationships
         for (j, (name, position)) in layout.overwritable.enumerated() {

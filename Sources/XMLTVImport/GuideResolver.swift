@@ -118,6 +118,8 @@ public final class GuideResolver {
         channels.updated += channelTally.updated
         if channelTally.inserted + channelTally.updated > 0 { changedChannels.insert(id) }
         guard let canonical = stored?.id ?? (try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []))?.id else { return }
+        let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
+        if !firstTime, let changed, changed.isEmpty { return }   // the channel's own attributes alone
 
         // Every source's slots, in rank order.
         var levels: [(source: String, channel: ObjectID, slots: [Slot])] = []
@@ -145,10 +147,8 @@ public final class GuideResolver {
             for a in above { maxEnd.append(max(maxEnd.last ?? Int64.min, a.end)) }
         }
         shown.sort { ($0.slot.start, $0.slot.clumpIndex) < ($1.slot.start, $1.slot.clumpIndex) }
-        let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
         // Only what the changes can reach, when they say where they are.
         var scope = ObjectPredicate.related("channel", canonical)
-        if !firstTime, let changed, changed.isEmpty { return }   // the channel's own attributes alone
         if !firstTime, let changed, let region = Self.reach(of: changed, among: levels.map(\.slots)) {
             shown = shown.filter { entry in region.contains { $0.contains(entry.slot.start) } }
             scope = .and([scope, .or(region.map { .and([.compare("start", .greaterOrEqual, .date($0.lowerBound)),
@@ -181,7 +181,7 @@ public final class GuideResolver {
             for f in fillers { h.add(f.slot.hash) }
             let winner = (level, slot.rowID), fillerIDs = fillers.map { ($0.level, $0.slot.rowID) }, hash = h.value
             incoming.append(IncomingObject(values: [.date(slot.start), .integer(slot.clumpIndex)], contentHash: hash, resolve: {
-                GuideResolver.shownProgramme(winner, source: source, fillers: fillerIDs, from: sourceProgrammes, hash: hash)
+                try GuideResolver.shownProgramme(winner, source: source, fillers: fillerIDs, from: sourceProgrammes, hash: hash)
             }))
         }
         let tally = try merge.merge(programmeLayout, incoming: incoming, scope: scope, parent: canonical)
@@ -252,10 +252,12 @@ public final class GuideResolver {
 
     /// The shown programme made from the winner's row, its missing values filled from the fillers' rows.
     private static func shownProgramme(_ winner: (level: Int, rowID: Int64), source: String, fillers: [(level: Int, rowID: Int64)],
-                                       from rows: SourceRows, hash: Int64) -> IncomingObject {
-        var object = rows.programme(winner.rowID, level: winner.level) ?? IncomingObject(values: [])
+                                       from rows: SourceRows, hash: Int64) throws -> IncomingObject {
+        guard var object = try rows.programme(winner.rowID, level: winner.level) else {
+            throw ObjectGraphError.invalidOperation("the resolution lost source programme \(winner.rowID)")
+        }
         for filler in fillers {
-            guard let f = rows.programme(filler.rowID, level: filler.level) else { continue }
+            guard let f = try rows.programme(filler.rowID, level: filler.level) else { continue }
             for i in object.values.indices where object.values[i].isNull { object.values[i] = f.values[i] }
             for c in object.children.indices where object.children[c].isEmpty { object.children[c] = f.children[c] }
         }
@@ -287,12 +289,12 @@ private final class SourceRows: @unchecked Sendable {
         rowsAsked = channels.map { _ in 0 }
     }
 
-    func programme(_ rowID: Int64, level: Int) -> IncomingObject? {
+    func programme(_ rowID: Int64, level: Int) throws -> IncomingObject? {
         if !wholeChannels && loaded[level] == nil && rowsAsked[level] < Self.rowsBeforeWhole {
             rowsAsked[level] += 1
-            return try? load(rowID)
+            return try load(rowID)
         }
-        if loaded[level] == nil { loaded[level] = try? load(channels[level]) }
+        if loaded[level] == nil { loaded[level] = try load(channels[level]) }
         return loaded[level]?[rowID]
     }
 
