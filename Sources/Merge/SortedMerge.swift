@@ -48,15 +48,12 @@ public final class MergeLayout: Sendable {
         // What an update reads of a stored object whose hash differs: the whitelist, the hash and
         // the parent, so that writing needs no second read.
         updateKeys = self.overwritable.map(\.name) + [hashKey, parentKey].compactMap { $0 }
-        defaultRow = entity.attributes.map(\.defaultValue)
-            + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
     }
 
     /// Where each of `keys`, the parent key and the hash go in a stored row (computed once).
     let rowPositions: [Int]
     let parentRowPosition: Int?
     let hashRowPosition: Int?
-    let defaultRow: [Value]
     let updateKeys: [String]
 
     let whitelist: Set<String>
@@ -259,7 +256,7 @@ public final class SortedMerge {
 
     private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
         let entity = layout.entity
-        var row = layout.defaultRow
+        var row = entity.defaultRow
         for (position, value) in zip(layout.rowPositions, object.values) { row[position] = value }
         if isTopLevel { for (position, value) in insertPositions(layout) { row[position] = value } }
         if let p = layout.parentRowPosition, let parent { row[p] = .integer(parent.rowID) }

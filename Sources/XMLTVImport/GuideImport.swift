@@ -334,16 +334,20 @@ public final class GuideImporter {
     }
 
     /// Whether a canonical channel is shared by several sources. A channel that another source
-    /// has on its own becomes shared here (`share`).
+    /// has on its own becomes shared here (`share`); one of this source's own is remembered in
+    /// `channelRows`, where `ensureChannel` finds it.
     private func isShared(_ id: String) throws -> Bool {
         let key = Array(id.utf8)
         if let known = isSharedCache[key] { return known }
         var shared = try context.first("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: []) != nil
-        if !shared, let shown = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: ["source"]),
-           let owner = shown["source"].stringValue, owner != options.source {
-            try share(shown.id, of: owner)
-            shared = true
-            resolveLater(id, whole: true)
+        if !shared, let shown = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: ["source"]) {
+            if let owner = shown["source"].stringValue, owner != options.source {
+                try share(shown.id, of: owner)
+                shared = true
+                resolveLater(id, whole: true)
+            } else {
+                channelRows[key] = (id, shown.id)
+            }
         }
         isSharedCache[key] = shared
         return shared
@@ -366,7 +370,7 @@ public final class GuideImporter {
         let keys = ListingsMapper.programmeKeys + ["contentHash"]
         var copies: [Int64: ObjectID] = [:]
         for p in try context.fetchAll("Programme", where: .related("channel", channel), keys: keys) {
-            var row = programmeEntity.attributes.map(\.defaultValue) + Array(repeating: Value.null, count: programmeEntity.rowKeys.count - programmeEntity.attributes.count)
+            var row = programmeEntity.defaultRow
             for key in keys { row[programmeEntity.rowIndex(of: key)!] = p[key] }
             row[programmeEntity.rowIndex(of: "source")!] = .string(owner)
             row[programmeEntity.rowIndex(of: "channel")!] = .integer(sourceChannel.rowID)
@@ -392,17 +396,14 @@ public final class GuideImporter {
     private func ensureChannel(_ id: String) throws -> ObjectID {
         if let known = channelRows[Array(id.utf8)] { return known.row }
         let shared = try isShared(id)
-        let layout = shared ? sourceChannelLayout : channelLayout
-        let existing = shared
-            ? try context.first("SourceChannel", where: .and([.compare("source", .equal, .string(options.source)),
-                                                               .compare("xmltvId", .equal, .string(id))]), keys: [])
-            : try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: [])
-        if let existing {
+        if let own = channelRows[Array(id.utf8)] { return own.row }   // found by `isShared`
+        if shared, let existing = try context.first("SourceChannel", where: .and([.compare("source", .equal, .string(options.source)),
+                                                                               .compare("xmltvId", .equal, .string(id))]), keys: []) {
             channelRows[Array(id.utf8)] = (id, existing.id)
             return existing.id
         }
-        var row = layout.entity.attributes.map(\.defaultValue)
-        row += Array(repeating: Value.null, count: layout.entity.rowKeys.count - row.count)
+        let layout = shared ? sourceChannelLayout : channelLayout
+        var row = layout.entity.defaultRow
         row[layout.entity.rowIndex(of: "xmltvId")!] = .string(id)
         row[layout.entity.rowIndex(of: "source")!] = .string(options.source)
         let created = try context.insert(into: layout.entity, row: row)
@@ -484,8 +485,8 @@ public final class GuideImporter {
             while let c = try cursor.next() { if let id = c["xmltvId"].stringValue { resolveLater(id, whole: true) } }
         }
         guard !channelsToResolve.isEmpty else { return nil }
-        // Where this source's programmes changed, per channel; whole when that is not known.
-        try context.processPendingChanges()
+        // Where this source's programmes changed, per channel (`finish` processed the pending
+        // changes, so `changedSlots` has them all); whole when that is not known.
         var changed: [String: [Range<Int64>]] = [:]
         for (key, id) in channelsToResolve where !wholeChannels.contains(key) {
             guard let row = channelRows[key]?.row, row.entity == "SourceChannel" else { continue }

@@ -170,6 +170,7 @@ public final class GuideResolver {
         let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: firstTime)
         var incoming: [IncomingObject] = []
         incoming.reserveCapacity(shown.count)
+        let sourceHashes = levels.map { ContentHash.of(IncomingObject(values: [.string($0.source)])) }
         for (level, slot) in shown {
             let source = levels[level].source
             var fillers: [(level: Int, slot: Slot)] = []
@@ -177,7 +178,7 @@ public final class GuideResolver {
                 if let f = bySlot[lower][SlotKey(start: slot.start, stop: slot.stop)] { fillers.append((lower, f)) }
             }
             var h = ContentHash.Accumulator(UInt64(bitPattern: slot.hash))
-            h.add(ContentHash.of(IncomingObject(values: [.string(source)])))
+            h.add(sourceHashes[level])
             for f in fillers { h.add(f.slot.hash) }
             let winner = (level, slot.rowID), fillerIDs = fillers.map { ($0.level, $0.slot.rowID) }, hash = h.value
             incoming.append(IncomingObject(values: [.date(slot.start), .integer(slot.clumpIndex)], contentHash: hash, resolve: {
@@ -201,7 +202,6 @@ public final class GuideResolver {
         var region = merged(changed)
         let all = levels.joined().map { $0.start..<$0.end }.sorted { $0.lowerBound < $1.lowerBound }
         while true {
-            var widened = false
             var extra: [Range<Int64>] = []
             var r = 0
             for slot in all {
@@ -211,10 +211,9 @@ public final class GuideResolver {
                 let range = region[r]
                 if range.overlaps(slot) && (slot.lowerBound < range.lowerBound || slot.upperBound > range.upperBound) {
                     extra.append(slot)
-                    widened = true
                 }
             }
-            if !widened { break }
+            if extra.isEmpty { break }
             region = merged(region + extra)
         }
         // Many scattered ranges would make a long query: the whole channel is cheaper then.

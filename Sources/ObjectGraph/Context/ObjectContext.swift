@@ -311,7 +311,7 @@ public final class ObjectContext {
     @discardableResult
     public func insert(_ entityName: String, _ values: [String: Value] = [:], related: [String: ObjectID] = [:]) throws -> ObjectID {
         let entity = try model.requireEntity(entityName)
-        var row = entity.attributes.map(\.defaultValue) + Array(repeating: Value.null, count: entity.rowKeys.count - entity.attributes.count)
+        var row = entity.defaultRow
         for (key, value) in values {
             guard let i = entity.rowIndex(of: key) else {
                 throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)

@@ -81,6 +81,10 @@ public final class Entity: Sendable, CustomStringConvertible {
     let relationshipIndex: [String: Int]
     /// The keys of a stored row, in column order: every attribute, then every foreign key.
     public let rowKeys: [String]
+    /// A stored row of defaults, in `rowKeys` order: each attribute's default value, every foreign
+    /// key null. The start of a row for `ObjectContext.insert(into:row:)`:
+    /// `var row = entity.defaultRow; row[entity.rowIndex(of: "title")!] = .string("News")`.
+    public let defaultRow: [Value]
     let rowKeyIndex: [String: Int]
 
     init(name: String, module: String, parent: String?, subentities: [String], rootName: String, isAbstract: Bool,
@@ -106,6 +110,7 @@ public final class Entity: Sendable, CustomStringConvertible {
         relationshipIndex = ri
         foreignKeys = relationships.filter(\.storesForeignKey)
         rowKeys = attributes.map(\.name) + foreignKeys.map(\.name)
+        defaultRow = attributes.map(\.defaultValue) + Array(repeating: Value.null, count: foreignKeys.count)
         var rk: [String: Int] = [:]
         for (i, k) in rowKeys.enumerated() { rk[k] = i }
         rowKeyIndex = rk
