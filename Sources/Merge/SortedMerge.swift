@@ -141,13 +141,28 @@ public final class SortedMerge {
         self.deletable = deletable
     }
 
+    /// What the walk of `merge` decided for one identifier, done in the walk's order once the
+    /// stored side is read.
+    private enum Step {
+        case update(incoming: Int, stored: FetchedObject)
+        case insert(incoming: Int)
+        case delete(ObjectID)
+    }
+
     /// Merges `incoming` (sorted by identifier, strictly increasing) into the stored objects of
     /// `layout.entity` that match `scope`, under `parent` when the layout has a parent key.
+    ///
+    /// The walk over both sides decides first and writes nothing; then the stored objects whose
+    /// hash differs are read back at once, with their members (`StoredAtOnce`: a few queries
+    /// instead of three per object), and the steps are done in the walk's order.
+    /// `beforeResolving` is told, before any is, which incoming objects will be resolved (their
+    /// indices, in order): where they are made from can be read at once too.
     @discardableResult
     public func merge(_ layout: MergeLayout, incoming: [IncomingObject], scope: ObjectPredicate, parent: ObjectID?,
-                      isTopLevel: Bool = true) throws -> MergeTally {
+                      isTopLevel: Bool = true, beforeResolving: (([Int]) throws -> Void)? = nil) throws -> MergeTally {
         var tally = MergeTally()
         let entity = layout.entity
+        var steps: [Step] = []
         var storedKeys = layout.identifierKeys
         if let hashKey = layout.hashKey { storedKeys.append(hashKey) }
         else { storedKeys += layout.overwritable.map(\.name).filter { !storedKeys.contains($0) } }
@@ -191,31 +206,47 @@ public final class SortedMerge {
             }
             switch order {
             case 0:
-                let object = incoming[index]
-                if let hashIndex, let hash = object.contentHash, cursor.value(at: hashIndex) == .integer(hash) {
+                if let hashIndex, let hash = incoming[index].contentHash, cursor.value(at: hashIndex) == .integer(hash) {
                     tally.unchanged += 1
-                } else if try update(cursor.current(), with: object, layout) {
-                    tally.updated += 1
                 } else {
-                    tally.unchanged += 1
+                    steps.append(.update(incoming: index, stored: cursor.current()))
                 }
                 index += 1
             case -1:
-                try insert(try incoming[index].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
-                tally.inserted += 1
+                steps.append(.insert(incoming: index))
                 index += 1
             default:
                 let stored = cursor.current()
-                if !isTopLevel || deletable(stored) {
-                    try context.delete(stored.id)
-                    tally.deleted += 1
-                }
+                if !isTopLevel || deletable(stored) { steps.append(.delete(stored.id)) }
             }
             if order >= 0 {
                 swap(&previousKey, &storedKey)
                 hasPreviousKey = true
                 hasStored = try cursor.step()
                 if hasStored { loadStoredKey() }
+            }
+        }
+
+        if let beforeResolving {
+            try beforeResolving(steps.compactMap {
+                switch $0 {
+                case let .update(i, _), let .insert(i): incoming[i].resolve == nil ? nil : i
+                case .delete: nil
+                }
+            })
+        }
+        let updated = steps.compactMap { if case .update(_, let stored) = $0 { stored.id.rowID } else { nil } }
+        let readAtOnce = layout.hashKey != nil && !updated.isEmpty ? try StoredAtOnce(layout, rowIDs: updated, stamp: stamps[entity.name], context) : nil
+        for step in steps {
+            switch step {
+            case let .update(i, stored):
+                if try update(stored, with: incoming[i], layout, readAtOnce) { tally.updated += 1 } else { tally.unchanged += 1 }
+            case let .insert(i):
+                try insert(try incoming[i].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
+                tally.inserted += 1
+            case let .delete(id):
+                try context.delete(id)
+                tally.deleted += 1
             }
         }
         tallies[entity.name, default: MergeTally()] += tally
@@ -272,10 +303,56 @@ public final class SortedMerge {
         }
     }
 
+    /// The stored objects an update compares (by row id, read with `layout.updateKeys` and the
+    /// stamp's keys, as `update` reads them), and the members of each owned relationship the
+    /// layout carries (by owner row id, in identifier order, with their identifier and
+    /// whitelist): one query per entity and 4096 objects.
+    private struct StoredAtOnce {
+        var objects: [Int64: FetchedObject] = [:]
+        /// Per `layout.children`; nil for a relationship whose members have members of their own.
+        var members: [[Int64: [FetchedObject]]?] = []
+
+        init(_ layout: MergeLayout, rowIDs: [Int64], stamp: UpdateStamp?, _ context: ObjectContext) throws {
+            let chunks = stride(from: 0, to: rowIDs.count, by: 4096).map { Array(rowIDs[$0..<min($0 + 4096, rowIDs.count)]) }
+            for chunk in chunks {
+                try context.fetch(layout.entity.name, where: .rowIDs(chunk), keys: layout.updateKeys + (stamp?.keys ?? [])).forEach { objects[$0.id.rowID] = $0 }
+            }
+            for child in layout.children {
+                guard child.layout.children.isEmpty, let inverse = layout.entity.relationship(child.relationship)?.inverse else {
+                    members.append(nil)
+                    continue
+                }
+                let keys = child.layout.identifierKeys + child.layout.overwritable.map(\.name) + [inverse]
+                var byOwner: [Int64: [FetchedObject]] = [:]
+                for chunk in chunks {
+                    try context.fetch(child.layout.entity.name, where: .isIn(inverse, chunk.map { .integer($0) }), orderBy: child.layout.identifierKeys.map { SortKey($0) },
+                                      keys: keys).forEach { member in
+                        if let owner = member.values.last?.integerValue { byOwner[owner, default: []].append(member) }
+                    }
+                }
+                members.append(byOwner)
+            }
+        }
+
+        /// Whether merging `incoming` into `stored` (members read as above) would change nothing:
+        /// the same identifiers in the same order, the same whitelisted values.
+        static func same(_ incoming: [IncomingObject], _ stored: [FetchedObject], _ layout: MergeLayout) -> Bool {
+            guard incoming.count == stored.count else { return false }
+            let identifiers = layout.identifierPositions.count
+            for (object, member) in zip(incoming, stored) {
+                guard object.resolve == nil else { return false }
+                for (k, position) in layout.identifierPositions.enumerated() where object.values[position] != member.values[k] { return false }
+                for (j, (_, position)) in layout.overwritable.enumerated() where object.values[position] != member.values[identifiers + j] { return false }
+            }
+            return true
+        }
+    }
+
     /// Writes the whitelisted differences; returns whether anything changed. (The caller has
     /// compared the hashes: when the layout has one, they differ.) Owned members are merged first,
     /// so that the object's one update carries its stamp for them too.
-    private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout) throws -> Bool {
+    private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout,
+                        _ readAtOnce: StoredAtOnce? = nil) throws -> Bool {
         // With a hash, `current` is read with `layout.updateKeys` (the whitelist first, in order)
         // and the stamp's keys.
         let positional = layout.hashKey != nil
@@ -283,7 +360,8 @@ public final class SortedMerge {
         var current = stored
         if positional {
             // The content differs: read what the whitelist may overwrite.
-            guard let full = try context.object(stored.id, keys: layout.updateKeys + (stamp?.keys ?? [])) else { return false }
+            guard let full = try readAtOnce?.objects[stored.id.rowID] ?? context.object(stored.id, keys: layout.updateKeys + (stamp?.keys ?? []))
+            else { return false }
             current = full
         }
         let object = try incoming.resolved()
@@ -300,6 +378,7 @@ public final class SortedMerge {
 
         for (i, child) in layout.children.enumerated() where layout.mayOverwrite(child.relationship) {
             guard let inverse = layout.entity.relationship(child.relationship)?.inverse else { continue }
+            if let stored = readAtOnce?.members[i], StoredAtOnce.same(object.children[i], stored[current.id.rowID] ?? [], child.layout) { continue }
             let members = SortedMerge(context: context)
             let t = try members.merge(child.layout, incoming: object.children[i], scope: .related(inverse, stored.id),
                                       parent: stored.id, isTopLevel: false)

@@ -41,6 +41,11 @@ final class ChangedSlots: ContextObserver, @unchecked Sendable {
         }
     }
 
+    /// The ranges of one source channel row, forgotten here (they are being resolved).
+    func take(_ channel: Int64) -> [Range<Int64>] {
+        ranges.removeValue(forKey: channel) ?? []
+    }
+
     private func add(_ channel: Int64?, _ start: Value?, _ stop: Value?) {
         guard let channel, let start = start?.integerValue else { return }
         let end = max(stop?.integerValue ?? start + 1, start + 1)

@@ -144,8 +144,9 @@ public final class GuideImporter {
     /// Whether a canonical channel is shared, by its UTF-8 bytes (docs/design.md#identifiers-are-bytes).
     private var isSharedCache: [[UInt8]: Bool] = [:]
     private var createdChannels = Set<ObjectID>()
-    /// Shared channels whose rows this import changed: resolved at the end, where their
-    /// programmes changed (`changedSlots`) or whole (`wholeChannels`).
+    /// Shared channels whose rows this import changed. Their programmes are resolved where they
+    /// changed as each block is merged (`changedSlots`), or whole at the end (`wholeChannels`);
+    /// their own attributes at the end.
     private var channelsToResolve: [[UInt8]: String] = [:]
     private var wholeChannels = Set<[UInt8]>()
     private let changedSlots = ChangedSlots()
@@ -272,8 +273,9 @@ public final class GuideImporter {
     private func finish(_ declared: [[UInt8]: XMLTVChannel]) throws -> SourceImportReport {
         let ownChannels = try mergeChannels(declared)
         try context.processPendingChanges()
-        report.programmes.deleted = context.summary["Programme"].deleted + context.summary["SourceProgramme"].deleted
-        ownProgrammes.deleted = context.summary["Programme"].deleted
+        // The shown programmes the resolution deleted so far (`resolveProgrammes`) are not this source's.
+        ownProgrammes.deleted = context.summary["Programme"].deleted - (resolver?.programmes.deleted ?? 0)
+        report.programmes.deleted = ownProgrammes.deleted + context.summary["SourceProgramme"].deleted
         try checkSafetyGuard()
         if options.collectChanges {
             var channelIDs: [ObjectID: String] = [:]
@@ -286,7 +288,7 @@ public final class GuideImporter {
         }
         // The resolution's writes are the shown guide's, not this source's: not listed as its changes.
         collector.isPaused = true
-        let resolver = try resolveSharedChannels()
+        try resolveSharedChannels()
         report.shownChannels = ownChannels
         report.shownProgrammes = ownProgrammes
         if let resolver {
@@ -326,6 +328,32 @@ public final class GuideImporter {
             if shared { resolveLater(channel) }
         }
         try context.processPendingChanges()
+        if shared && !options.resolveAllChannels && !wholeChannels.contains(Array(channel.utf8)) {
+            try resolveProgrammes(of: channel, sourceChannel: owner)
+        }
+    }
+
+    /// Resolves a shared channel's programmes where this block changed them, while the reader
+    /// goes on with the next block (the rest of the resolution waits for the end: see
+    /// `resolveSharedChannels`).
+    private func resolveProgrammes(of id: String, sourceChannel: ObjectID) throws {
+        let ranges = changedSlots.take(sourceChannel.rowID)
+        guard !ranges.isEmpty else { return }
+        // The resolution's writes are the shown guide's, not this source's: not listed as its changes.
+        collector.isPaused = true
+        defer { collector.isPaused = false }
+        if try !sharedResolver().resolveProgrammes(of: id, changed: ranges) { resolveLater(id, whole: true) }
+    }
+
+    private var resolver: GuideResolver?
+
+    /// The import's one resolver: what it changed adds up over the import.
+    private func sharedResolver() throws -> GuideResolver {
+        if let resolver { return resolver }
+        let made = try GuideResolver(context: context, priorities: options.priorities, overwritable: overwritable,
+                                     programmeInsertValues: options.programmeInsertValues, stamps: options.updateStamps)
+        resolver = made
+        return made
     }
 
     private func resolveLater(_ id: String, whole: Bool = false) {
@@ -479,12 +507,12 @@ public final class GuideImporter {
 
     /// Resolves the shown guide of every shared channel whose source rows this import changed
     /// (all of this source's shared channels when its priority changed).
-    private func resolveSharedChannels() throws -> GuideResolver? {
+    private func resolveSharedChannels() throws {
         if options.resolveAllChannels {
             let cursor = try context.fetch("SourceChannel", where: .compare("source", .equal, .string(options.source)), keys: ["xmltvId"])
             while let c = try cursor.next() { if let id = c["xmltvId"].stringValue { resolveLater(id, whole: true) } }
         }
-        guard !channelsToResolve.isEmpty else { return nil }
+        guard !channelsToResolve.isEmpty else { return }
         // Where this source's programmes changed, per channel (`finish` processed the pending
         // changes, so `changedSlots` has them all); whole when that is not known.
         var changed: [String: [Range<Int64>]] = [:]
@@ -492,10 +520,7 @@ public final class GuideImporter {
             guard let row = channelRows[key]?.row, row.entity == "SourceChannel" else { continue }
             changed[id] = changedSlots.ranges[row.rowID] ?? []
         }
-        let resolver = try GuideResolver(context: context, priorities: options.priorities, overwritable: overwritable,
-                                         programmeInsertValues: options.programmeInsertValues, stamps: options.updateStamps)
-        try resolver.resolve(Array(channelsToResolve.values), changed: changed)
-        return resolver
+        try sharedResolver().resolve(Array(channelsToResolve.values), changed: changed)
     }
 
     private func checkSafetyGuard() throws {

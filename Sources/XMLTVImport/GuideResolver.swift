@@ -90,11 +90,30 @@ public final class GuideResolver {
         var end: Int64 { max(stop ?? start + 1, start + 1) }
     }
 
+    /// Resolves the programmes of one shared channel where `changed` says its source programmes
+    /// changed: a re-import does it as soon as a source's block of them is merged, while the next
+    /// block is read (the channel's own attributes are resolved by `resolve(_:changed:)` once
+    /// every block is). Returns false, resolving nothing, when the channel has no shown
+    /// programmes yet: it is to be resolved whole.
+    public func resolveProgrammes(of id: String, changed: [Range<Int64>]) throws -> Bool {
+        guard let canonical = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []),
+              try context.first("Programme", where: .related("channel", canonical.id), keys: []) != nil else { return false }
+        try resolveProgrammes(id, canonical: canonical.id, sourceRows: rankedSourceChannels(id), changed: changed, firstTime: false)
+        try context.processPendingChanges()
+        return true
+    }
+
+    /// Every source's row of a canonical channel, in rank order.
+    private func rankedSourceChannels(_ id: String) throws -> [FetchedObject] {
+        let rows = try context.fetchAll("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: ["source"] + ListingsMapper.channelKeys)
+        let bySource = Dictionary(rows.map { ($0["source"].stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        return ranked(rows.compactMap { $0["source"].stringValue }).compactMap { bySource[$0] }
+    }
+
     private func resolveChannel(_ id: String, changed: [Range<Int64>]?) throws {
-        let sourceKeys = ["source"] + ListingsMapper.channelKeys
-        let rows = try context.fetchAll("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: sourceKeys)
+        let sourceRows = try rankedSourceChannels(id)
         let stored = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: [])
-        guard !rows.isEmpty else {
+        guard !sourceRows.isEmpty else {
             // No source has the channel any more.
             if let stored {
                 programmes.deleted += try context.count("Programme", where: .related("channel", stored.id))
@@ -104,9 +123,6 @@ public final class GuideResolver {
             }
             return
         }
-        let order = ranked(rows.compactMap { $0["source"].stringValue })
-        let bySource = Dictionary(rows.map { ($0["source"].stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
-        let sourceRows = order.compactMap { bySource[$0] }
 
         // The channel: the first declared value of each attribute, in rank order.
         var values = ListingsMapper.channelKeys.map { key in sourceRows.lazy.map { $0[key] }.first { !$0.isNull } ?? .null }
@@ -120,16 +136,34 @@ public final class GuideResolver {
         guard let canonical = stored?.id ?? (try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []))?.id else { return }
         let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
         if !firstTime, let changed, changed.isEmpty { return }   // the channel's own attributes alone
+        try resolveProgrammes(id, canonical: canonical, sourceRows: sourceRows, changed: firstTime ? nil : changed, firstTime: firstTime)
+    }
 
+    /// The shown programmes of a channel from its sources' rows (`sourceRows`, in rank order):
+    /// where `changed` can reach, or all of them.
+    private func resolveProgrammes(_ id: String, canonical: ObjectID, sourceRows: [FetchedObject], changed: [Range<Int64>]?,
+                                   firstTime: Bool) throws {
         // Every source's slots, in rank order.
         var levels: [(source: String, channel: ObjectID, slots: [Slot])] = []
         for row in sourceRows {
-            let slots = try context.fetchAll("SourceProgramme", where: .related("channel", row.id), orderBy: [SortKey("start"), SortKey("clumpIndex")],
-                                             keys: ["start", "clumpIndex", "stop", "contentHash"]).map { p in
-                Slot(rowID: p.id.rowID, start: p["start"].integerValue ?? 0, clumpIndex: p["clumpIndex"].integerValue ?? 0,
-                     stop: p["stop"].integerValue, hash: p["contentHash"].integerValue ?? 0)
+            // Read in place, no object per row: a re-import reads every slot of each channel it touched.
+            let cursor = try context.fetch("SourceProgramme", where: .related("channel", row.id), orderBy: [SortKey("start"), SortKey("clumpIndex")],
+                                           keys: ["start", "clumpIndex", "stop", "contentHash"])
+            var slots: [Slot] = []
+            while try cursor.step() {
+                slots.append(Slot(rowID: cursor.rowID, start: cursor.value(at: 0).integerValue ?? 0, clumpIndex: cursor.value(at: 1).integerValue ?? 0,
+                                  stop: cursor.value(at: 2).integerValue, hash: cursor.value(at: 3).integerValue ?? 0))
             }
             if !slots.isEmpty { levels.append((row["source"].stringValue ?? "", row.id, slots)) }
+        }
+
+        // Only what the changes can reach, when they say where they are: the slots that start in
+        // the region are all that overlap it (`reach`), so the rest need no look.
+        var scope = ObjectPredicate.related("channel", canonical)
+        if !firstTime, let changed, let region = Self.reach(of: changed, among: levels.map(\.slots)) {
+            for i in levels.indices { levels[i].slots = Self.slots(levels[i].slots, startingIn: region) }
+            scope = .and([scope, .or(region.map { .and([.compare("start", .greaterOrEqual, .date($0.lowerBound)),
+                                                        .compare("start", .less, .date($0.upperBound))]) })])
         }
 
         // Shown: each level against the shown programmes of the levels above it.
@@ -147,13 +181,6 @@ public final class GuideResolver {
             for a in above { maxEnd.append(max(maxEnd.last ?? Int64.min, a.end)) }
         }
         shown.sort { ($0.slot.start, $0.slot.clumpIndex) < ($1.slot.start, $1.slot.clumpIndex) }
-        // Only what the changes can reach, when they say where they are.
-        var scope = ObjectPredicate.related("channel", canonical)
-        if !firstTime, let changed, let region = Self.reach(of: changed, among: levels.map(\.slots)) {
-            shown = shown.filter { entry in region.contains { $0.contains(entry.slot.start) } }
-            scope = .and([scope, .or(region.map { .and([.compare("start", .greaterOrEqual, .date($0.lowerBound)),
-                                                        .compare("start", .less, .date($0.upperBound))]) })])
-        }
 
         // Lower levels' programmes by (start, stop), for filling: the first of each in start order.
         var bySlot: [[SlotKey: Slot]] = levels.map { _ in [:] }
@@ -165,11 +192,16 @@ public final class GuideResolver {
             }
         }
 
-        // A channel shown for the first time needs every row: read them a source at a time. Later
-        // resolutions need only the rows whose makings changed: read those one by one.
-        let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: firstTime)
+        // A channel shown for the first time, or resolved again whole (it became shared, a
+        // source's priority changed), needs every row or most: read them a source at a time.
+        // Other resolutions need only the rows whose makings changed: read those at once, when the
+        // merge has found which they are.
+        let whole = firstTime || changed == nil
+        let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: whole)
         var incoming: [IncomingObject] = []
         incoming.reserveCapacity(shown.count)
+        var makings: [[(level: Int, rowID: Int64)]] = []   // per incoming: the winner, then the fillers
+        makings.reserveCapacity(shown.count)
         let sourceHashes = levels.map { ContentHash.of(IncomingObject(values: [.string($0.source)])) }
         for (level, slot) in shown {
             let source = levels[level].source
@@ -181,11 +213,15 @@ public final class GuideResolver {
             h.add(sourceHashes[level])
             for f in fillers { h.add(f.slot.hash) }
             let winner = (level, slot.rowID), fillerIDs = fillers.map { ($0.level, $0.slot.rowID) }, hash = h.value
+            makings.append([winner] + fillerIDs)
             incoming.append(IncomingObject(values: [.date(slot.start), .integer(slot.clumpIndex)], contentHash: hash, resolve: {
                 try GuideResolver.shownProgramme(winner, source: source, fillers: fillerIDs, from: sourceProgrammes, hash: hash)
             }))
         }
-        let tally = try merge.merge(programmeLayout, incoming: incoming, scope: scope, parent: canonical)
+        // The rows of the shown programmes the merge will make, read at once rather than one by one.
+        let tally = try merge.merge(programmeLayout, incoming: incoming, scope: scope, parent: canonical) { resolving in
+            try sourceProgrammes.read(resolving.flatMap { makings[$0] })
+        }
         programmes.inserted += tally.inserted
         programmes.updated += tally.updated
         programmes.deleted += tally.deleted
@@ -218,6 +254,18 @@ public final class GuideResolver {
         }
         // Many scattered ranges would make a long query: the whole channel is cheaper then.
         return region.count > 64 ? nil : region
+    }
+
+    /// The slots (sorted by start) that start in one of `ranges` (sorted, disjoint).
+    static func slots(_ slots: [Slot], startingIn ranges: [Range<Int64>]) -> [Slot] {
+        var kept: [Slot] = []
+        var r = 0
+        for slot in slots {
+            while r < ranges.count && ranges[r].upperBound <= slot.start { r += 1 }
+            if r == ranges.count { break }
+            if ranges[r].contains(slot.start) { kept.append(slot) }
+        }
+        return kept
     }
 
     /// Sorted, disjoint ranges covering the same instants.
@@ -268,32 +316,35 @@ public final class GuideResolver {
 
 /// The source programmes of one canonical channel, shaped as the import shapes them. With
 /// `wholeChannels`, a level (one source's channel) is read at once when the merge first asks for
-/// one of its rows: three queries per source instead of three per programme; otherwise each row
-/// is read when asked for, until a level has been asked for more rows than `rowsBeforeWhole` (a
-/// channel just shared, whose every shown row is made again), then it too is read at once. The
-/// merge asks on its own thread, one request at a time.
+/// one of its rows: three queries per source instead of three per programme. Otherwise the rows
+/// the merge will ask for are read at once before it does (`read`, three queries per 4096 rows).
+/// The merge asks on its own thread, one request at a time.
 private final class SourceRows: @unchecked Sendable {
     let context: ObjectContext
     let channels: [ObjectID]
     let wholeChannels: Bool
     private var loaded: [[Int64: IncomingObject]?]
-    private var rowsAsked: [Int]
-    static let rowsBeforeWhole = 32
 
     init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool) {
         self.context = context
         self.channels = channels
         self.wholeChannels = wholeChannels
         loaded = channels.map { _ in nil }
-        rowsAsked = channels.map { _ in 0 }
     }
 
+    /// Reads these rows at once, for `programme` to find (levels read whole have them anyway).
+    func read(_ rows: [(level: Int, rowID: Int64)]) throws {
+        guard !wholeChannels else { return }
+        for chunk in rows.map(\.rowID).chunks(of: 4096) { announced.merge(try load(.rowIDs(chunk))) { $1 } }
+    }
+
+    /// Rows read by `read`.
+    private var announced: [Int64: IncomingObject] = [:]
+
     func programme(_ rowID: Int64, level: Int) throws -> IncomingObject? {
-        if !wholeChannels && loaded[level] == nil && rowsAsked[level] < Self.rowsBeforeWhole {
-            rowsAsked[level] += 1
-            return try load(rowID)
-        }
-        if loaded[level] == nil { loaded[level] = try load(channels[level]) }
+        if let known = announced[rowID] { return known }
+        if !wholeChannels { return try load(rowID) }   // not announced by `read`
+        if loaded[level] == nil { loaded[level] = try load(.related("channel", channels[level])) }
         return loaded[level]?[rowID]
     }
 
@@ -307,15 +358,15 @@ private final class SourceRows: @unchecked Sendable {
         return IncomingObject(values: p.values, children: [credits, categories])
     }
 
-    private func load(_ channel: ObjectID) throws -> [Int64: IncomingObject] {
+    private func load(_ predicate: ObjectPredicate) throws -> [Int64: IncomingObject] {
         var programmes: [Int64: IncomingObject] = [:]
-        for p in try context.fetchAll("SourceProgramme", where: .related("channel", channel), keys: ListingsMapper.programmeKeys) {
+        for p in try context.fetchAll("SourceProgramme", where: predicate, keys: ListingsMapper.programmeKeys) {
             programmes[p.id.rowID] = IncomingObject(values: p.values, children: [[], []])
         }
         let ids = programmes.keys.sorted().map { Value.integer($0) }
         // Members in the order the import gives them (credits by role and name, categories by name
         // and language); in chunks well under SQLite's limit of bound parameters.
-        for chunk in stride(from: 0, to: ids.count, by: 4096).map({ Array(ids[$0..<min($0 + 4096, ids.count)]) }) {
+        for chunk in ids.chunks(of: 4096) {
             for (child, entity, keys, order) in [(0, "SourceCredit", ListingsMapper.creditKeys, [SortKey("role"), SortKey("name")]),
                                                  (1, "SourceCategory", ListingsMapper.categoryKeys, [SortKey("name"), SortKey("lang")])] {
                 for m in try context.fetchAll(entity, where: .isIn("programme", chunk), orderBy: order, keys: keys + ["programme"]) {

@@ -262,6 +262,53 @@ import XMLTVImport
         #expect(try h.programme("a", base)?.id == pid)
     }
 
+    /// The merge decides over the whole block before it writes, then reads the stored side of
+    /// every update at once: a block mixing updates (attributes only, members only, both, members
+    /// unchanged), inserts and deletes must end exactly as the same guide imported into an empty
+    /// store, with the counts of what it did.
+    @Test func aBlockOfMixedChangesEndsAsAFreshImportOfTheSameGuide() throws {
+        func programmes(_ revised: Bool) -> [GP] {
+            (0..<12).compactMap { i -> GP? in
+                let start = base + Int64(i) * hour
+                var p = GP(channel: "a", start: start, stop: start + hour, title: "P\(i)",
+                           categories: [("News", "en")], credits: [("presenter", "Ann \(i)"), ("guest", "Bob \(i)")])
+                guard revised else { return i == 11 ? nil : p }
+                switch i % 6 {
+                case 0: p.title = "P\(i) retitled"                                        // attributes only
+                case 1: p.credits = [("presenter", "Ann \(i)"), ("guest", "Cy \(i)")]       // a member replaced
+                case 2: p.desc = "now with a description"; p.categories = [("Film", "en")] // both
+                case 3: p.desc = "members as they were"                                   // members unchanged
+                case 4: return nil                                                        // deleted
+                default: break                                                            // unchanged
+                }
+                return p
+            }
+        }
+        func rows(_ h: Harness) throws -> [String] {
+            try h.store.read { ctx in
+                var rows: [String] = []
+                for p in try ctx.fetchAll("Programme", keys: ListingsMapper.programmeKeys) {
+                    let credits = try ctx.fetchAll("Credit", where: .related("programme", p.id), keys: ListingsMapper.creditKeys)
+                    let categories = try ctx.fetchAll("Category", where: .related("programme", p.id), keys: ListingsMapper.categoryKeys)
+                    rows.append("\(p.values) \(credits.map(\.values).sorted { "\($0)" < "\($1)" }) \(categories.map(\.values))")
+                }
+                return rows.sorted()
+            }
+        }
+        let h = try Harness()
+        try h.run(channels: ["a"], programmes(false))
+        let report = try h.run(channels: ["a"], programmes(true))
+        let fresh = try Harness()
+        try fresh.run(channels: ["a"], programmes(true))
+        #expect(try rows(h) == rows(fresh))
+        // Updated: 0, 6 (attributes), 1, 7 (members), 2, 8 (both), 3, 9 (description); deleted 4 and
+        // 10; inserted 11; unchanged 5.
+        #expect(report.programmes.updated == 8)
+        #expect(report.programmes.deleted == 2)
+        #expect(report.programmes.inserted == 1)
+        #expect(report.programmes.unchanged == 1)
+    }
+
     // 9
     @Test
     func canonicallyEqualButByteDifferentChannelIDsStayApart() throws {

@@ -91,6 +91,9 @@ public final class ObjectCursor {
         return true
     }
 
+    /// The row id of the current row.
+    public var rowID: Int64 { sqlite3_column_int64(handle, 0) }
+
     /// The value of the `index`th key of the current row.
     public func value(at index: Int) -> Value {
         Value(column: Int32(index) + (entityColumn ? 2 : 1), of: handle, type: layout.types[index])

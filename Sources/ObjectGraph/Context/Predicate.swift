@@ -38,6 +38,8 @@ public indirect enum ObjectPredicate: Sendable {
     case or([ObjectPredicate])
     /// The predicate does not hold.
     case not(ObjectPredicate)
+    /// The objects with one of these row ids (`ObjectID.rowID`).
+    case rowIDs([Int64])
 
 
     func sql(_ entity: Entity, _ arguments: inout [Value]) throws -> String {
@@ -69,6 +71,10 @@ public indirect enum ObjectPredicate: Sendable {
             return ps.isEmpty ? "0" : "(" + (try ps.map { try $0.sql(entity, &arguments) }).joined(separator: " OR ") + ")"
         case let .not(p):
             return "NOT (" + (try p.sql(entity, &arguments)) + ")"
+        case let .rowIDs(ids):
+            if ids.isEmpty { return "0" }
+            arguments += ids.map { .integer($0) }
+            return "\(quote(Schema.rowIDColumn)) IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
         }
     }
 
