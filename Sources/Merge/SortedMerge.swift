@@ -313,7 +313,7 @@ public final class SortedMerge {
         var members: [[Int64: [FetchedObject]]?] = []
 
         init(_ layout: MergeLayout, rowIDs: [Int64], stamp: UpdateStamp?, _ context: ObjectContext) throws {
-            let chunks = stride(from: 0, to: rowIDs.count, by: 4096).map { Array(rowIDs[$0..<min($0 + 4096, rowIDs.count)]) }
+            let chunks = rowIDs.chunks(of: 4096)
             for chunk in chunks {
                 try context.fetch(layout.entity.name, where: .rowIDs(chunk), keys: layout.updateKeys + (stamp?.keys ?? [])).forEach { objects[$0.id.rowID] = $0 }
             }

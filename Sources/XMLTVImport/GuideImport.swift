@@ -548,10 +548,3 @@ public final class GuideImporter {
         throw ImportError.safetyGuard(source: source, reason: problems.joined(separator: "; "))
     }
 }
-
-extension Array {
-    /// The array in consecutive pieces of at most `size` elements (SQLite bounds the parameters of one statement).
-    func chunks(of size: Int) -> [[Element]] {
-        stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }
-    }
-}

@@ -317,7 +317,8 @@ public final class GuideResolver {
 /// The source programmes of one canonical channel, shaped as the import shapes them. With
 /// `wholeChannels`, a level (one source's channel) is read at once when the merge first asks for
 /// one of its rows: three queries per source instead of three per programme. Otherwise the rows
-/// the merge will ask for are read at once before it does (`read`, three queries per 4096 rows).
+/// the merge will ask for are read at once before it does (`read`, three queries per 4096 rows);
+/// a row it did not announce is read the same way, alone.
 /// The merge asks on its own thread, one request at a time.
 private final class SourceRows: @unchecked Sendable {
     let context: ObjectContext
@@ -343,19 +344,12 @@ private final class SourceRows: @unchecked Sendable {
 
     func programme(_ rowID: Int64, level: Int) throws -> IncomingObject? {
         if let known = announced[rowID] { return known }
-        if !wholeChannels { return try load(rowID) }   // not announced by `read`
+        if !wholeChannels {
+            try read([(level, rowID)])
+            return announced[rowID]
+        }
         if loaded[level] == nil { loaded[level] = try load(.related("channel", channels[level])) }
         return loaded[level]?[rowID]
-    }
-
-    private func load(_ rowID: Int64) throws -> IncomingObject? {
-        let id = ObjectID(entity: "SourceProgramme", rowID: rowID)
-        guard let p = try context.object(id, keys: ListingsMapper.programmeKeys) else { return nil }
-        let credits = try context.fetchAll("SourceCredit", where: .related("programme", id), orderBy: [SortKey("role"), SortKey("name")],
-                                           keys: ListingsMapper.creditKeys).map { IncomingObject(values: $0.values) }
-        let categories = try context.fetchAll("SourceCategory", where: .related("programme", id), orderBy: [SortKey("name"), SortKey("lang")],
-                                              keys: ListingsMapper.categoryKeys).map { IncomingObject(values: $0.values) }
-        return IncomingObject(values: p.values, children: [credits, categories])
     }
 
     private func load(_ predicate: ObjectPredicate) throws -> [Int64: IncomingObject] {
