@@ -3,7 +3,8 @@ import TestSupport
 import Testing
 
 /// The quick version of scripts/crash-test: a few SIGKILLs of a running import (of a whole `run`,
-/// import and export, and of a second source's import that makes channels shared), each leaving an intact database in the state before or after it.
+/// import and export, of a second source's import that makes channels shared, and of a re-import
+/// of a shared channel's source), each leaving an intact database in the state before or after it.
 /// It generates its guides with `../shared/tools/xmltvgen.py`: without it the suite is skipped.
 @Suite(.serialized, .enabled(if: Shared.hasGenerator, "needs ../shared/tools/xmltvgen.py and python3"))
 struct CrashTests {
@@ -33,6 +34,15 @@ struct CrashTests {
     /// rows copied, the shown guide resolved): killed anywhere, it leaves the state before or after.
     @Test func killedSecondSourcesLeaveTheStateBeforeOrAfter() throws {
         let r = try crashTest(["3", "--mode", "second-source", "--channels", "20", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
+    }
+
+    /// A re-import of a source whose channels another source shares resolves each channel's shown
+    /// programmes as its block is merged, inside the import's one transaction: killed anywhere, it
+    /// leaves the state before or after.
+    @Test func killedReimportsOfSharedChannelsLeaveTheStateBeforeOrAfter() throws {
+        let r = try crashTest(["3", "--mode", "shared", "--channels", "20", "--days", "2"])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
     }
