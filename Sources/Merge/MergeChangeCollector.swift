@@ -149,7 +149,7 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
                 if let name = names.first(where: { $0 == entity }) { try body(list[i], name) }
             }
         }
-        try each(changes.deleted, in: topLevelNames) { change, _ in deleted.insert(change.id) }
+        each(changes.deleted, in: topLevelNames) { change, _ in deleted.insert(change.id) }
         // Owners first, so that members find them.
         for list in lists { try each(list, in: topLevelNames) { change, name in try record(change, topLevel[name]!, context) } }
         guard !memberNames.isEmpty else { return }

@@ -329,20 +329,22 @@ public final class GuideImporter {
         }
         try context.processPendingChanges()
         if shared && !options.resolveAllChannels && !wholeChannels.contains(Array(channel.utf8)) {
-            try resolveProgrammes(of: channel, sourceChannel: owner)
+            try resolveProgrammes(of: channel, sourceChannel: owner, merged: block)
         }
     }
 
     /// Resolves a shared channel's programmes where this block changed them, while the reader
     /// goes on with the next block (the rest of the resolution waits for the end: see
-    /// `resolveSharedChannels`).
-    private func resolveProgrammes(of id: String, sourceChannel: ObjectID) throws {
+    /// `resolveSharedChannels`). The block's programmes are this source's rows in its window.
+    private func resolveProgrammes(of id: String, sourceChannel: ObjectID, merged block: PreparedBlock) throws {
         let ranges = changedSlots.take(sourceChannel.rowID)
         guard !ranges.isEmpty else { return }
         // The resolution's writes are the shown guide's, not this source's: not listed as its changes.
         collector.isPaused = true
         defer { collector.isPaused = false }
-        if try !sharedResolver().resolveProgrammes(of: id, changed: ranges) { resolveLater(id, whole: true) }
+        let merged = GuideResolver.MergedBlock(source: options.source, window: block.windowStart..<block.windowEnd,
+                                               programmes: block.incoming, stops: block.stops)
+        if try !sharedResolver().resolveProgrammes(of: id, changed: ranges, merged: merged) { resolveLater(id, whole: true) }
     }
 
     private var resolver: GuideResolver?

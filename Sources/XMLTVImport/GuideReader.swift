@@ -9,6 +9,9 @@ import XMLTV
 struct PreparedBlock: Sendable {
     var channel: String
     var incoming: [IncomingObject]
+    /// Each incoming programme's stop (an undecoded programme's values hold only its identifier):
+    /// the resolution of a shared channel takes the block's slots from here (`GuideResolver.MergedBlock`).
+    var stops: [Int64?]
     var windowStart: Int64
     var windowEnd: Int64
     var anyInFuture: Bool
@@ -22,7 +25,7 @@ struct PreparedBlock: Sendable {
             ImportWarning(kind: $0.kind, message: $0.message, source: options.source, file: file, line: $0.line, channel: $0.channel ?? channel.excerpt())
         }
         guard let first = clean.first else {
-            return importWarnings.isEmpty ? nil : PreparedBlock(channel: channel, incoming: [], windowStart: 0, windowEnd: 0,
+            return importWarnings.isEmpty ? nil : PreparedBlock(channel: channel, incoming: [], stops: [], windowStart: 0, windowEnd: 0,
                                                                  anyInFuture: false, warnings: importWarnings)
         }
         var windowEnd = first.start + 1
@@ -31,7 +34,7 @@ struct PreparedBlock: Sendable {
             windowEnd = max(windowEnd, p.stop ?? (p.start + 1))
             if (p.stop ?? p.start) > options.now { anyInFuture = true }
         }
-        return PreparedBlock(channel: channel, incoming: clean.map(map), windowStart: first.start,
+        return PreparedBlock(channel: channel, incoming: clean.map(map), stops: clean.map(\.stop), windowStart: first.start,
                              windowEnd: windowEnd, anyInFuture: anyInFuture, warnings: importWarnings)
     }
 }

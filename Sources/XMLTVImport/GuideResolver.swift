@@ -90,15 +90,34 @@ public final class GuideResolver {
         var end: Int64 { max(stop ?? start + 1, start + 1) }
     }
 
+    /// One source's programmes on a channel as its import has just merged them: every row of
+    /// that source there with a start in `window`, sorted by start and clump index. The resolution
+    /// takes their slots and values from here instead of reading them back.
+    public struct MergedBlock {
+        public var source: String
+        public var window: Range<Int64>
+        public var programmes: [IncomingObject]
+        /// Each programme's stop (an undecoded programme's values hold only its identifier).
+        public var stops: [Int64?]
+
+        public init(source: String, window: Range<Int64>, programmes: [IncomingObject], stops: [Int64?]) {
+            self.source = source
+            self.window = window
+            self.programmes = programmes
+            self.stops = stops
+        }
+    }
+
     /// Resolves the programmes of one shared channel where `changed` says its source programmes
-    /// changed: a re-import does it as soon as a source's block of them is merged, while the next
-    /// block is read (the channel's own attributes are resolved by `resolve(_:changed:)` once
-    /// every block is). Returns false, resolving nothing, when the channel has no shown
-    /// programmes yet: it is to be resolved whole.
-    public func resolveProgrammes(of id: String, changed: [Range<Int64>]) throws -> Bool {
+    /// changed: a re-import does it as soon as a source's block of them is merged (`merged`, when
+    /// given), while the next block is read (the channel's own attributes are resolved by
+    /// `resolve(_:changed:)` once every block is). Returns false, resolving nothing, when the
+    /// channel has no shown programmes yet: it is to be resolved whole.
+    public func resolveProgrammes(of id: String, changed: [Range<Int64>], merged: MergedBlock? = nil) throws -> Bool {
         guard let canonical = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []),
               try context.first("Programme", where: .related("channel", canonical.id), keys: []) != nil else { return false }
-        try resolveProgrammes(id, canonical: canonical.id, sourceRows: rankedSourceChannels(id), changed: changed, firstTime: false)
+        try resolveProgrammes(id, canonical: canonical.id, sourceRows: rankedSourceChannels(id), changed: changed, firstTime: false,
+                              merged: merged)
         try context.processPendingChanges()
         return true
     }
@@ -142,19 +161,26 @@ public final class GuideResolver {
     /// The shown programmes of a channel from its sources' rows (`sourceRows`, in rank order):
     /// where `changed` can reach, or all of them.
     private func resolveProgrammes(_ id: String, canonical: ObjectID, sourceRows: [FetchedObject], changed: [Range<Int64>]?,
-                                   firstTime: Bool) throws {
-        // Every source's slots, in rank order.
+                                   firstTime: Bool, merged: MergedBlock? = nil) throws {
+        // Every source's slots, in rank order; those of a block just merged from memory, the rest read.
         var levels: [(source: String, channel: ObjectID, slots: [Slot])] = []
+        var mergedLevel: Int?
         for row in sourceRows {
-            // Read in place, no object per row: a re-import reads every slot of each channel it touched.
-            let cursor = try context.fetch("SourceProgramme", where: .related("channel", row.id), orderBy: [SortKey("start"), SortKey("clumpIndex")],
-                                           keys: ["start", "clumpIndex", "stop", "contentHash"])
-            var slots: [Slot] = []
-            while try cursor.step() {
-                slots.append(Slot(rowID: cursor.rowID, start: cursor.value(at: 0).integerValue ?? 0, clumpIndex: cursor.value(at: 1).integerValue ?? 0,
-                                  stop: cursor.value(at: 2).integerValue, hash: cursor.value(at: 3).integerValue ?? 0))
+            let source = row["source"].stringValue ?? ""
+            var slots: [Slot]
+            if let merged, merged.source == source {
+                slots = try storedSlots(row.id, .compare("start", .less, .date(merged.window.lowerBound)))
+                for (i, p) in merged.programmes.enumerated() {
+                    // A negative row id names the block's programme (`SourceRows.programme`).
+                    slots.append(Slot(rowID: -1 - Int64(i), start: p.values[0].integerValue ?? 0, clumpIndex: p.values[1].integerValue ?? 0,
+                                      stop: merged.stops[i], hash: p.contentHash ?? 0))
+                }
+                slots += try storedSlots(row.id, .compare("start", .greaterOrEqual, .date(merged.window.upperBound)))
+                if !slots.isEmpty { mergedLevel = levels.count }
+            } else {
+                slots = try storedSlots(row.id, nil)
             }
-            if !slots.isEmpty { levels.append((row["source"].stringValue ?? "", row.id, slots)) }
+            if !slots.isEmpty { levels.append((source, row.id, slots)) }
         }
 
         // Only what the changes can reach, when they say where they are: the slots that start in
@@ -197,7 +223,8 @@ public final class GuideResolver {
         // Other resolutions need only the rows whose makings changed: read those at once, when the
         // merge has found which they are.
         let whole = firstTime || changed == nil
-        let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: whole)
+        let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: whole,
+                                          merged: mergedLevel.map { ($0, merged?.programmes ?? []) })
         var incoming: [IncomingObject] = []
         incoming.reserveCapacity(shown.count)
         var makings: [[(level: Int, rowID: Int64)]] = []   // per incoming: the winner, then the fillers
@@ -226,6 +253,21 @@ public final class GuideResolver {
         programmes.updated += tally.updated
         programmes.deleted += tally.deleted
         if tally.inserted + tally.updated + tally.deleted > 0 { changedChannels.insert(id) }
+    }
+
+    /// A source channel's stored slots (those matching `condition`, if given), sorted by start and
+    /// clump index. Read in place, no object per row: a re-import reads every slot of each shared
+    /// channel it touched.
+    private func storedSlots(_ channel: ObjectID, _ condition: ObjectPredicate?) throws -> [Slot] {
+        let related = ObjectPredicate.related("channel", channel)
+        let cursor = try context.fetch("SourceProgramme", where: condition.map { .and([related, $0]) } ?? related,
+                                       orderBy: [SortKey("start"), SortKey("clumpIndex")], keys: ["start", "clumpIndex", "stop", "contentHash"])
+        var slots: [Slot] = []
+        while try cursor.step() {
+            slots.append(Slot(rowID: cursor.rowID, start: cursor.value(at: 0).integerValue ?? 0, clumpIndex: cursor.value(at: 1).integerValue ?? 0,
+                              stop: cursor.value(at: 2).integerValue, hash: cursor.value(at: 3).integerValue ?? 0))
+        }
+        return slots
     }
 
     /// The time ranges whose shown programmes `changed` can alter, or nil when that is most of
@@ -318,31 +360,39 @@ public final class GuideResolver {
 /// `wholeChannels`, a level (one source's channel) is read at once when the merge first asks for
 /// one of its rows: three queries per source instead of three per programme. Otherwise the rows
 /// the merge will ask for are read at once before it does (`read`, three queries per 4096 rows);
-/// a row it did not announce is read the same way, alone.
+/// a row it did not announce is read the same way, alone. The programmes of a block just merged
+/// (`merged`: its level and programmes, named by negative row ids) are not read at all.
 /// The merge asks on its own thread, one request at a time.
 private final class SourceRows: @unchecked Sendable {
     let context: ObjectContext
     let channels: [ObjectID]
     let wholeChannels: Bool
+    let merged: (level: Int, programmes: [IncomingObject])?
     private var loaded: [[Int64: IncomingObject]?]
 
-    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool) {
+    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool, merged: (level: Int, programmes: [IncomingObject])? = nil) {
         self.context = context
         self.channels = channels
         self.wholeChannels = wholeChannels
+        self.merged = merged
         loaded = channels.map { _ in nil }
     }
 
     /// Reads these rows at once, for `programme` to find (levels read whole have them anyway).
     func read(_ rows: [(level: Int, rowID: Int64)]) throws {
         guard !wholeChannels else { return }
-        for chunk in rows.map(\.rowID).chunks(of: 4096) { announced.merge(try load(.rowIDs(chunk))) { $1 } }
+        let stored = rows.lazy.map(\.rowID).filter { $0 >= 0 }
+        for chunk in Array(stored).chunks(of: 4096) { announced.merge(try load(.rowIDs(chunk))) { $1 } }
     }
 
     /// Rows read by `read`.
     private var announced: [Int64: IncomingObject] = [:]
 
     func programme(_ rowID: Int64, level: Int) throws -> IncomingObject? {
+        if rowID < 0, let merged, merged.level == level {
+            let p = try merged.programmes[Int(-1 - rowID)].resolved()
+            return IncomingObject(values: p.values, children: p.children)
+        }
         if let known = announced[rowID] { return known }
         if !wholeChannels {
             try read([(level, rowID)])
