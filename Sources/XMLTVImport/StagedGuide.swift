@@ -228,8 +228,11 @@ func importGuide(into store: Store, readable files: [String], options: ImportOpt
                  overwritable: [String: Set<String>],
                  reread: (() throws -> (files: [String], options: ImportOptions))? = nil,
                  beforeCommit: () throws -> Void = {}) throws -> SourceImportReport {
+    // The first import into an empty store has nothing to lose but the empty store: its pages are
+    // written once, not logged and then checkpointed (docs/design.md#the-first-import).
+    let journal: Store.Journal = try !dryRun && store.holdsNoObjects() ? .rollback : .writeAhead
     do {
-        return try store.write(dryRun: dryRun) { context in
+        return try store.write(dryRun: dryRun, journal: journal) { context in
             let report = try GuideImporter(context: context, options: options, overwritable: overwritable).run(files: files)
             try beforeCommit()
             return report
@@ -237,7 +240,7 @@ func importGuide(into store: Store, readable files: [String], options: ImportOpt
     } catch is GuideImporter.NotGroupedByChannel {
         let (files, options) = try reread?() ?? (files, options)
         let staged = try StagedGuide(files: files, options: options)
-        return try store.write(dryRun: dryRun) { context in
+        return try store.write(dryRun: dryRun, journal: journal) { context in
             let report = try GuideImporter(context: context, options: options, overwritable: overwritable)
                 .run(declared: staged.channels, blocks: staged.forEachBlock, readerWarnings: staged.warnings)
             try beforeCommit()

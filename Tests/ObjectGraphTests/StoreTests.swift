@@ -42,6 +42,33 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: file.path))
     }
 
+    /// A rollback-journal write (the first import into an empty store) runs in rollback mode
+    /// only when its connection is the database's only one, and leaves the store in WAL mode; with
+    /// a reader's connection open it uses the log. Either way its objects are stored.
+    @Test func aRollbackJournalWriteRunsAloneAndLeavesTheLog() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        #expect(try store.holdsNoObjects())
+        let alone = try store.write(journal: .rollback) { context in
+            try context.insert("Channel", ["id": .string("a")])
+            return try String.fetchOne(context.db, sql: "PRAGMA journal_mode")
+        }.result
+        #expect(alone == "delete")
+        #expect(try store.withDatabase { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try !store.holdsNoObjects())
+
+        let reader = try DatabaseQueue(path: file.path)
+        #expect(try reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Channel") } == 1)
+        let beside = try store.write(journal: .rollback) { context in
+            try context.insert("Channel", ["id": .string("b")])
+            return try String.fetchOne(context.db, sql: "PRAGMA journal_mode")
+        }.result
+        #expect(beside == "wal")
+        #expect(try reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Channel") } == 2)
+        #expect(try store.withDatabase { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+    }
+
     /// A new file gets 2 KiB pages; an existing one keeps its own. A snapshot in memory and a copy
     /// to another file hold the same objects whatever the page size.
     @Test func aNewFileHasSmallPagesAndItsSnapshotAndCopyHoldTheSameObjects() throws {

@@ -47,6 +47,14 @@ struct CrashTests {
         #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
     }
 
+    /// The first import into an empty store runs with a rollback journal (docs/design.md#the-first-import):
+    /// killed anywhere, it leaves the empty store or the imported one, and nothing beside it.
+    @Test func killedFirstImportsLeaveTheEmptyStoreOrTheImportedOne() throws {
+        let r = try crashTest(["3", "--mode", "first", "--strict-leftovers", "--channels", "30", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
+    }
+
     @Test func concurrentImportsSerialise() throws {
         let r = try crashTest(["0", "--concurrent", "3", "--channels", "20", "--days", "2"])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")

@@ -81,15 +81,41 @@ public final class Store: Sendable {
 
     // MARK: Transactions
 
+    /// How a write transaction survives a crash; either way a crash leaves the state before or after it.
+    public enum Journal: Sendable {
+        /// The write-ahead log (the store's mode): readers in other processes go on reading the last
+        /// commit while the transaction runs. Every page it writes is written twice: to the log,
+        /// then, at the checkpoint, to the database.
+        case writeAhead
+        /// A rollback journal, for a transaction that fills a store holding (next to) nothing:
+        /// pages are written once, and only those that existed before are copied to the journal
+        /// (`holdsNoObjects()`). Readers cannot read while it writes, so it is used only when no
+        /// other connection has the database open (SQLite cannot leave the log otherwise): else
+        /// the log is. The store is back in write-ahead mode once the transaction ends.
+        case rollback
+    }
+
+    /// Whether no entity of the model has a stored object (side tables aside).
+    public func holdsNoObjects() throws -> Bool {
+        try queue.read { db in
+            try schema.tables.allSatisfy { table in
+                try !Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM \(quote(table.name)))")!
+            }
+        }
+    }
+
     /// Runs `body` in one write transaction and commits it, or rolls it back when `dryRun` is true
     /// or `body` throws. Observers see every change as it is processed and, after a commit, the save.
+    /// `journal` is how the transaction is kept safe (`Journal`).
     @discardableResult
-    public func write<T>(dryRun: Bool = false, recordChanges: Bool = true,
+    public func write<T>(dryRun: Bool = false, recordChanges: Bool = true, journal: Journal = .writeAhead,
                          _ body: (ObjectContext) throws -> T) throws -> (result: T, summary: ChangeSummary) {
         var outcome: (T, ChangeSummary)?
         let observers = observerBox.all
         do {
         try queue.writeWithoutTransaction { db in
+            let rollbackJournal = journal == .rollback && !dryRun && leaveWriteAheadLog(db)
+            defer { if rollbackJournal { returnToWriteAheadLog(db) } }
             try db.inTransaction(.immediate) {
                 let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
                 let result = try body(context)
@@ -127,6 +153,28 @@ public final class Store: Sendable {
             defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
             try db.checkpoint(.truncate)
         }
+    }
+
+    /// Switches to a rollback journal if no other connection has the database open (without
+    /// waiting: SQLite refuses at once then, and the log is used). Full syncs while it is on: the
+    /// journal must be on disk before the database is written over.
+    private func leaveWriteAheadLog(_ db: Database) -> Bool {
+        do {
+            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
+            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") == "delete" else { return false }
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    /// Back to the store's own mode (`init(path:model:readOnly:)`). Should it fail (a reader
+    /// opened the database meanwhile), the next connection that opens the store switches.
+    private func returnToWriteAheadLog(_ db: Database) {
+        try? db.execute(sql: "PRAGMA journal_mode = WAL")
+        try? db.execute(sql: "PRAGMA synchronous = NORMAL")
     }
 
     /// Direct access for code below the object layer (benchmarks, run records, raw checks).
