@@ -82,6 +82,13 @@ public final class Store: Sendable {
     // MARK: Transactions
 
     /// How a write transaction survives a crash; either way a crash leaves the state before or after it.
+    ///
+    /// ```swift
+    /// let journal: Store.Journal = try store.holdsNoObjects() ? .rollback : .writeAhead
+    /// try store.write(journal: journal) { context in
+    ///     try context.insert("Channel", ["id": .string("bbc1")])
+    /// }
+    /// ```
     public enum Journal: Sendable {
         /// The write-ahead log (the store's mode): readers in other processes go on reading the last
         /// commit while the transaction runs. Every page it writes is written twice: to the log,
