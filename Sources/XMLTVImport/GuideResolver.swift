@@ -93,19 +93,12 @@ public final class GuideResolver {
     /// One source's programmes on a channel as its import has just merged them: every row of
     /// that source there with a start in `window`, sorted by start and clump index. The resolution
     /// takes their slots and values from here instead of reading them back.
-    public struct MergedBlock {
-        public var source: String
-        public var window: Range<Int64>
-        public var programmes: [IncomingObject]
+    struct MergedBlock {
+        var source: String
+        var window: Range<Int64>
+        var programmes: [IncomingObject]
         /// Each programme's stop (an undecoded programme's values hold only its identifier).
-        public var stops: [Int64?]
-
-        public init(source: String, window: Range<Int64>, programmes: [IncomingObject], stops: [Int64?]) {
-            self.source = source
-            self.window = window
-            self.programmes = programmes
-            self.stops = stops
-        }
+        var stops: [Int64?]
     }
 
     /// Resolves the programmes of one shared channel where `changed` says its source programmes
@@ -113,7 +106,7 @@ public final class GuideResolver {
     /// given), while the next block is read (the channel's own attributes are resolved by
     /// `resolve(_:changed:)` once every block is). Returns false, resolving nothing, when the
     /// channel has no shown programmes yet: it is to be resolved whole.
-    public func resolveProgrammes(of id: String, changed: [Range<Int64>], merged: MergedBlock? = nil) throws -> Bool {
+    func resolveProgrammes(of id: String, changed: [Range<Int64>], merged: MergedBlock? = nil) throws -> Bool {
         guard let canonical = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []),
               try context.first("Programme", where: .related("channel", canonical.id), keys: []) != nil else { return false }
         try resolveProgrammes(id, canonical: canonical.id, sourceRows: rankedSourceChannels(id), changed: changed, firstTime: false,
@@ -164,7 +157,6 @@ public final class GuideResolver {
                                    firstTime: Bool, merged: MergedBlock? = nil) throws {
         // Every source's slots, in rank order; those of a block just merged from memory, the rest read.
         var levels: [(source: String, channel: ObjectID, slots: [Slot])] = []
-        var mergedLevel: Int?
         for row in sourceRows {
             let source = row["source"].stringValue ?? ""
             var slots: [Slot]
@@ -176,7 +168,6 @@ public final class GuideResolver {
                                       stop: merged.stops[i], hash: p.contentHash ?? 0))
                 }
                 slots += try storedSlots(row.id, .compare("start", .greaterOrEqual, .date(merged.window.upperBound)))
-                if !slots.isEmpty { mergedLevel = levels.count }
             } else {
                 slots = try storedSlots(row.id, nil)
             }
@@ -224,7 +215,7 @@ public final class GuideResolver {
         // merge has found which they are.
         let whole = firstTime || changed == nil
         let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: whole,
-                                          merged: mergedLevel.map { ($0, merged?.programmes ?? []) })
+                                          merged: merged?.programmes ?? [])
         var incoming: [IncomingObject] = []
         incoming.reserveCapacity(shown.count)
         var makings: [[(level: Int, rowID: Int64)]] = []   // per incoming: the winner, then the fillers
@@ -361,16 +352,16 @@ public final class GuideResolver {
 /// one of its rows: three queries per source instead of three per programme. Otherwise the rows
 /// the merge will ask for are read at once before it does (`read`, three queries per 4096 rows);
 /// a row it did not announce is read the same way, alone. The programmes of a block just merged
-/// (`merged`: its level and programmes, named by negative row ids) are not read at all.
+/// (`merged`, named by negative row ids: -1 the first) are not read at all.
 /// The merge asks on its own thread, one request at a time.
 private final class SourceRows: @unchecked Sendable {
     let context: ObjectContext
     let channels: [ObjectID]
     let wholeChannels: Bool
-    let merged: (level: Int, programmes: [IncomingObject])?
+    let merged: [IncomingObject]
     private var loaded: [[Int64: IncomingObject]?]
 
-    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool, merged: (level: Int, programmes: [IncomingObject])? = nil) {
+    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool, merged: [IncomingObject] = []) {
         self.context = context
         self.channels = channels
         self.wholeChannels = wholeChannels
@@ -389,8 +380,8 @@ private final class SourceRows: @unchecked Sendable {
     private var announced: [Int64: IncomingObject] = [:]
 
     func programme(_ rowID: Int64, level: Int) throws -> IncomingObject? {
-        if rowID < 0, let merged, merged.level == level {
-            let p = try merged.programmes[Int(-1 - rowID)].resolved()
+        if rowID < 0 {
+            let p = try merged[Int(-1 - rowID)].resolved()
             return IncomingObject(values: p.values, children: p.children)
         }
         if let known = announced[rowID] { return known }
