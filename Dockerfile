@@ -33,11 +33,12 @@ RUN mkdir -p /staging/bin /staging/share/tvimport /staging/share/man/man1 /stagi
 
 # ---- runtime stage ---------------------------------------------------------------------------
 FROM debian:bookworm-slim
-# With a static Swift stdlib the binary needs only these C libraries (PLATFORM-NOTES, Tooling),
+# With a static Swift stdlib the binary needs only these C libraries (PLATFORM-NOTES, Tooling;
+# jemalloc: README.md#dependencies),
 # plus tini as PID 1 for the schedule loop (reaps children, forwards docker stop's SIGTERM).
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libcurl4 libxml2 libsqlite3-0 ca-certificates tzdata tini \
+      libcurl4 libxml2 libsqlite3-0 libjemalloc2 ca-certificates tzdata tini \
  && rm -rf /var/lib/apt/lists/*
 
 RUN groupadd --system --gid 10001 tvimport \

@@ -113,7 +113,10 @@ let package = Package(
         .executableTarget(name: "tvimport", dependencies: [
             "Job", "CommandLineOptions", "Grabber",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], plugins: ["VersionStamp"]),
+        ],
+        // jemalloc (Debian's libjemalloc-dev) in place of glibc's malloc: an import allocates and
+        // frees millions of small objects across three threads; measured in README.md#dependencies.
+        linkerSettings: [.linkedLibrary("jemalloc")], plugins: ["VersionStamp"]),
         // The server `tvimport serve` execs, installed beside tvimport.
         .executableTarget(name: "tvimport-serve", dependencies: [
             "Serve", "Job", "CommandLineOptions",

@@ -57,7 +57,7 @@ import Testing
         let words = install[0].arguments.split(separator: " ").map(String.init)
         let afterInstall = words.drop { $0 != "install" }.dropFirst().prefix { $0 != "&&" }
         let packages = Set(afterInstall.filter { !$0.hasPrefix("-") })
-        let needed: Set = ["libcurl4", "libxml2", "libsqlite3-0", "ca-certificates", "tzdata"]
+        let needed: Set = ["libcurl4", "libxml2", "libsqlite3-0", "libjemalloc2", "ca-certificates", "tzdata"]
         #expect(needed.isSubset(of: packages))
         // Plus what the schedule needs (tini as PID 1), nothing else.
         #expect(packages.subtracting(needed) == ["tini"])
