@@ -114,7 +114,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 batchesWrittenAsTheyCame += 1
                 pendingBatches.wait()
                 queue.async { [writer, insertedRows, pendingBatches] in
-                    do { writer.write(elements: try insertedRows.render(changes)) } catch { writer.fail(error) }
+                    do {
+                        let rendered = try insertedRows.render(changes)
+                        writer.write(joined: rendered.text, elements: rendered.elements)
+                    } catch { writer.fail(error) }
                     pendingBatches.signal()
                 }
                 return
@@ -204,10 +207,12 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             flushWhenFull()
         }
 
-        /// Appends elements of the document's `changes` array, each written whole.
-        func write(elements: [[UInt8]]) {
-            guard file != nil, failure == nil else { return }
-            for element in elements { appendElement(element) }
+        /// Appends `elements` elements of the document's `changes` array, written whole and
+        /// joined by commas.
+        func write(joined text: [UInt8], elements: Int) {
+            guard file != nil, failure == nil, elements > 0 else { return }
+            appendElement(text)
+            nodes += elements - 1
             flushWhenFull()
         }
 
@@ -302,9 +307,12 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         var isLookedUp = false
 
         /// Values in `rowKeys` order (inserts and deletes carry every key in that order).
-        func row(_ values: [Value], of change: ObjectChange) -> [Value] {
-            if values.count == rowKeys.count && change.changedKeys == rowKeys { return values }
-            return rowKeys.map { key in change.changedKeys.firstIndex(of: key).flatMap { $0 < values.count ? values[$0] : nil } ?? .null }
+        func row(_ values: [Value], of change: ObjectChange) -> [Value] { row(values, keys: change.changedKeys) }
+
+        /// Values in `rowKeys` order from `values` of `keys`.
+        func row(_ values: [Value], keys: [String]) -> [Value] {
+            if values.count == rowKeys.count && keys == rowKeys { return values }
+            return rowKeys.map { key in keys.firstIndex(of: key).flatMap { $0 < values.count ? values[$0] : nil } ?? .null }
         }
 
         /// A compact row's values in `rowColumns` order (dates as seconds), after its `[`; returns

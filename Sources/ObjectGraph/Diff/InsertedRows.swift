@@ -11,6 +11,10 @@ extension ChangeRecorder {
     /// last root, or an object on the chain of owners that leads to the last insert. Whether it
     /// fits is decided on the import's thread (`fits`, which reads nothing); the rows are written
     /// on the recorder's queue (`render`).
+    ///
+    /// Each row is written once, where it ends up: a root's into the batch's text, a member's into
+    /// its owner's text for that relationship, which is appended after the owner's row when the
+    /// owner closes (relationships in name order, as the document's sorted keys want them).
     struct InsertedRows {
         private let plans: [String: EntityPlan]
 
@@ -18,114 +22,155 @@ extension ChangeRecorder {
 
         /// Whether `render` can write the batch.
         func fits(_ changes: ChangeBatch) -> Bool {
-            walk(changes, writing: false) != nil
-        }
-
-        /// The batch's elements of the document's `changes` array: one per run of roots of one entity.
-        func render(_ changes: ChangeBatch) throws -> [[UInt8]] {
-            guard let elements = walk(changes, writing: true) else {
-                throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for")
-            }
-            return elements
-        }
-
-        /// An object whose members may still come.
-        private struct Open {
-            let entity: String
-            let rowID: Int64
-            let plan: EntityPlan
-            /// Its row so far (after `[` and its values), and where its last non-null value ends.
-            var text: JSONText
-            var written: Int
-            /// Its members' runs by relationship, in the order they came.
-            var members: [(relationship: String, runs: [Run])] = []
-        }
-
-        /// Rows of one entity, one after another.
-        private struct Run {
-            let plan: EntityPlan
-            var text: JSONText
-        }
-
-        /// Walks the batch keeping the chain of open objects; returns nil when it does not fit.
-        /// Without `writing` it only checks.
-        private func walk(_ changes: ChangeBatch, writing: Bool) -> [[UInt8]]? {
-            guard changes.updated.isEmpty, changes.deleted.isEmpty, !changes.inserted.isEmpty else { return nil }
-            var open: [Open] = []
-            var roots: [Run] = []
+            guard changes.updated.isEmpty, changes.deleted.isEmpty, !changes.inserted.isEmpty else { return false }
+            // The chain of open objects, by entity and row id; elements are read in place, not copied.
+            var open: [(entity: String, rowID: Int64)] = []
             var plan: EntityPlan?
-            for change in changes.inserted {
-                if plan?.entity.name != change.id.entity { plan = plans[change.id.entity] }
+            for i in changes.inserted.indices {
+                let id = changes.inserted[i].id
+                if plan?.entity.name != id.entity { plan = plans[id.entity] }
                 guard let plan else { continue }
-                let row = plan.row(change.new, of: change)
-                if plan.references.contains(where: { !row[$0.index].isNull }) { return nil }
+                let row = plan.row(changes.inserted[i].new, keys: changes.inserted[i].changedKeys)
+                if plan.references.contains(where: { !row[$0.index].isNull }) { return false }
                 if let link = plan.owner, let ownerRow = row[link.index].integerValue {
                     guard plan.isCompactNested,
-                          let depth = open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else { return nil }
-                    while open.count > depth + 1 { close(&open, into: &roots, writing: writing) }
+                          let depth = open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else { return false }
+                    open.removeSubrange((depth + 1)...)
                 } else {
-                    guard plan.isCompactAtRoot else { return nil }
-                    while !open.isEmpty { close(&open, into: &roots, writing: writing) }
+                    guard plan.isCompactAtRoot else { return false }
+                    open.removeAll(keepingCapacity: true)
                 }
-                var text = JSONText()
-                var written = 0
-                if writing {
-                    text.raw("[")
-                    written = plan.writeValues(of: row, into: &text)
-                }
-                open.append(Open(entity: change.id.entity, rowID: change.id.rowID, plan: plan, text: text, written: written))
+                open.append((id.entity, id.rowID))
             }
-            while !open.isEmpty { close(&open, into: &roots, writing: writing) }
-            guard writing else { return [] }
-            return roots.map { run in
-                var element = run.text
-                element.raw("]}")
-                return element.bytes
-            }
+            return true
         }
 
-        /// Ends the last open object's row and appends it to its owner's members, or to the roots.
-        private func close(_ open: inout [Open], into roots: inout [Run], writing: Bool) {
-            var object = open.removeLast()
-            guard writing else { return }
-            if object.members.isEmpty {
-                object.text.truncate(to: object.written)
-            } else {
-                object.text.raw(",{")
-                for (i, (relationship, runs)) in object.members.sorted(by: { $0.relationship < $1.relationship }).enumerated() {
-                    if i > 0 { object.text.raw(",") }
-                    object.text.key(relationship)
-                    object.text.raw("{\"members\":[")
-                    for (j, run) in runs.enumerated() {
-                        if j > 0 { object.text.raw(",") }
-                        object.text.append(json: run.text.bytes)
-                        object.text.raw("]}")
+        /// The batch's elements of the document's `changes` array (one per run of roots of one
+        /// entity), joined by commas, and how many there are. Only for a batch that `fits`.
+        func render(_ changes: ChangeBatch) throws -> (text: [UInt8], elements: Int) {
+            var writing = Writing()
+            var plan: EntityPlan?
+            for i in changes.inserted.indices {
+                let id = changes.inserted[i].id
+                if plan?.entity.name != id.entity { plan = plans[id.entity] }
+                guard let plan else { continue }
+                let row = plan.row(changes.inserted[i].new, keys: changes.inserted[i].changedKeys)
+                if let link = plan.owner, let ownerRow = row[link.index].integerValue {
+                    guard let depth = writing.open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else {
+                        throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for")
                     }
-                    object.text.raw("]}")
+                    while writing.open.count > depth + 1 { writing.close() }
+                    writing.openMember(id, plan, row, relationship: link.relationship)
+                } else {
+                    while !writing.open.isEmpty { writing.close() }
+                    writing.openRoot(id, plan, row)
                 }
-                object.text.raw("}")
             }
-            object.text.raw("]")
-            if let link = object.plan.owner, !open.isEmpty {
-                let owner = open.count - 1
-                let i = open[owner].members.firstIndex { $0.relationship == link.relationship } ?? open[owner].members.endIndex
-                if i == open[owner].members.endIndex { open[owner].members.append((link.relationship, [])) }
-                Self.append(object, to: &open[owner].members[i].runs)
-            } else {
-                Self.append(object, to: &roots)
-            }
+            while !writing.open.isEmpty { writing.close() }
+            return writing.finished()
         }
 
-        /// A row joins the last run when it is of the same entity, else starts one.
-        private static func append(_ object: Open, to runs: inout [Run]) {
-            if let last = runs.indices.last, runs[last].plan === object.plan {
-                runs[last].text.raw(",")
-                runs[last].text.append(json: object.text.bytes)
-            } else {
+        /// Rows written so far, the objects whose members may still come, and spare buffers.
+        private struct Writing {
+            /// The roots' runs, each an element of the document's `changes` array.
+            var roots = Rows()
+            var open: [Open] = []
+            /// Emptied member texts, kept for the next objects' members.
+            var spare: [JSONText] = []
+
+            /// An object whose members may still come.
+            struct Open {
+                let entity: String
+                let rowID: Int64
+                /// Which of its owner's member texts holds its row (a root's is in `roots`).
+                var slot = -1
+                /// Where its row's last non-null value ends in its container's text: a row that
+                /// gets no members stops there.
+                let written: Int
+                /// Its members' rows by relationship, in the order they came.
+                var members: [(relationship: String, rows: Rows)] = []
+            }
+
+            /// Rows of one container, in runs of one entity: `{"change":"insert","entityName":E,"rows":[` row, row...
+            struct Rows {
                 var text = JSONText()
-                object.plan.writeRunHead(.insert, into: &text)
-                text.append(json: object.text.bytes)
-                runs.append(Run(plan: object.plan, text: text))
+                var lastPlan: EntityPlan?
+                var runs = 0
+
+                /// Starts a row of `plan`'s entity: after the last one of its run, or in a new run.
+                mutating func startRow(_ plan: EntityPlan) {
+                    if lastPlan === plan {
+                        text.raw(",")
+                    } else {
+                        if runs > 0 { text.raw("]},") }
+                        plan.writeRunHead(.insert, into: &text)
+                        lastPlan = plan
+                        runs += 1
+                    }
+                }
+
+                /// Ends the last run.
+                mutating func finish() { if runs > 0 { text.raw("]}") } }
+            }
+
+            mutating func openRoot(_ id: ObjectID, _ plan: EntityPlan, _ row: [Value]) {
+                roots.startRow(plan)
+                roots.text.raw("[")
+                let written = plan.writeValues(of: row, into: &roots.text)
+                open.append(Open(entity: id.entity, rowID: id.rowID, written: written))
+            }
+
+            /// A member of the last open object.
+            mutating func openMember(_ id: ObjectID, _ plan: EntityPlan, _ row: [Value], relationship: String) {
+                let owner = open.count - 1
+                var m = open[owner].members.firstIndex { $0.relationship == relationship } ?? -1
+                if m < 0 {
+                    var rows = Rows()
+                    if let text = spare.popLast() { rows.text = text }
+                    open[owner].members.append((relationship, rows))
+                    m = open[owner].members.count - 1
+                }
+                open[owner].members[m].rows.startRow(plan)
+                open[owner].members[m].rows.text.raw("[")
+                let written = plan.writeValues(of: row, into: &open[owner].members[m].rows.text)
+                open.append(Open(entity: id.entity, rowID: id.rowID, slot: m, written: written))
+            }
+
+            /// Ends the last open object's row: its members' runs after its values, or its values
+            /// cut after the last non-null one when it has none.
+            mutating func close() {
+                var object = open.removeLast()
+                if open.isEmpty {
+                    Self.end(&object, in: &roots.text, spare: &spare)
+                } else {
+                    Self.end(&object, in: &open[open.count - 1].members[object.slot].rows.text, spare: &spare)
+                }
+            }
+
+            private static func end(_ object: inout Open, in text: inout JSONText, spare: inout [JSONText]) {
+                if object.members.isEmpty {
+                    text.truncate(to: object.written)
+                } else {
+                    text.raw(",{")
+                    object.members.sort { $0.relationship < $1.relationship }
+                    for i in object.members.indices {
+                        if i > 0 { text.raw(",") }
+                        text.key(object.members[i].relationship)
+                        text.raw("{\"members\":[")
+                        object.members[i].rows.finish()
+                        text.append(json: object.members[i].rows.text.bytes)
+                        text.raw("]}")
+                        object.members[i].rows.text.removeAll()
+                        spare.append(object.members[i].rows.text)
+                    }
+                    text.raw("}")
+                }
+                text.raw("]")
+            }
+
+            mutating func finished() -> (text: [UInt8], elements: Int) {
+                roots.finish()
+                return (roots.text.bytes, roots.runs)
             }
         }
     }
