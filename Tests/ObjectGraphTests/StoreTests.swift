@@ -52,19 +52,22 @@ import Testing
         #expect(try store.holdsNoObjects())
         let alone = try store.write(journal: .rollback) { context in
             try context.insert("Channel", ["id": .string("a")])
-            return try String.fetchOne(context.db, sql: "PRAGMA journal_mode")
+            return (try String.fetchOne(context.db, sql: "PRAGMA journal_mode"), try Bool.fetchOne(context.db, sql: "PRAGMA foreign_keys"))
         }.result
-        #expect(alone == "delete")
+        #expect(alone.0 == "delete")
+        #expect(alone.1 == false)   // every row is the merge's own, parents first
         #expect(try store.withDatabase { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
+        #expect(try store.withDatabase { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == true)
         #expect(try !store.holdsNoObjects())
 
         let reader = try DatabaseQueue(path: file.path)
         #expect(try reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Channel") } == 1)
         let beside = try store.write(journal: .rollback) { context in
             try context.insert("Channel", ["id": .string("b")])
-            return try String.fetchOne(context.db, sql: "PRAGMA journal_mode")
+            return (try String.fetchOne(context.db, sql: "PRAGMA journal_mode"), try Bool.fetchOne(context.db, sql: "PRAGMA foreign_keys"))
         }.result
-        #expect(beside == "wal")
+        #expect(beside.0 == "wal")
+        #expect(beside.1 == true)
         #expect(try reader.read { try Int.fetchOne($0, sql: "SELECT count(*) FROM Channel") } == 2)
         #expect(try store.withDatabase { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
     }

@@ -98,7 +98,9 @@ public final class Store: Sendable {
         /// pages are written once, and only those that existed before are copied to the journal
         /// (`holdsNoObjects()`). Readers cannot read while it writes, so it is used only when no
         /// other connection has the database open (SQLite cannot leave the log otherwise): else
-        /// the log is. The store is back in write-ahead mode once the transaction ends.
+        /// the log is. Foreign keys are not checked meanwhile: for a transaction whose every row
+        /// is its own, parents first (docs/design.md, "The first import"). The store is back in
+        /// write-ahead mode, with foreign keys checked, once the transaction ends.
         case rollback
     }
 
@@ -164,13 +166,14 @@ public final class Store: Sendable {
 
     /// Switches to a rollback journal if no other connection has the database open (without
     /// waiting: SQLite refuses at once then, and the log is used). Full syncs while it is on: the
-    /// journal must be on disk before the database is written over.
+    /// journal must be on disk before the database is written over. Foreign keys unchecked (`Journal.rollback`).
     private func leaveWriteAheadLog(_ db: Database) -> Bool {
         do {
             try db.execute(sql: "PRAGMA busy_timeout = 0")
             defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
             guard try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") == "delete" else { return false }
             try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.execute(sql: "PRAGMA foreign_keys = OFF")
             return true
         } catch {
             return false
@@ -182,6 +185,7 @@ public final class Store: Sendable {
     private func returnToWriteAheadLog(_ db: Database) {
         try? db.execute(sql: "PRAGMA journal_mode = WAL")
         try? db.execute(sql: "PRAGMA synchronous = NORMAL")
+        try? db.execute(sql: "PRAGMA foreign_keys = ON")
     }
 
     /// Direct access for code below the object layer (benchmarks, run records, raw checks).
