@@ -27,6 +27,47 @@ public enum ChangeKind: String, Sendable, Codable {
     case delete
 }
 
+/// An object's to-one foreign keys by relationship name: the row id each refers to.
+///
+/// ```swift
+/// if let channel = change.foreignKeys["channel"] { touched.insert(channel) }
+/// ```
+///
+/// An object has one or two, and a merge records one change per object it writes: the first is
+/// kept inline (no table to allocate and hash per change), the rest in a list.
+public struct ForeignKeys: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    private var first: (name: String, rowID: Int64)?
+    private var rest: [(name: String, rowID: Int64)] = []
+
+    init() {}
+
+    /// `["channel": 12]`.
+    public init(dictionaryLiteral elements: (String, Int64)...) {
+        for (name, rowID) in elements { append(name, rowID) }
+    }
+
+    /// Every foreign key, by name.
+    public var dictionary: [String: Int64] {
+        var all = Dictionary(uniqueKeysWithValues: rest.map { ($0.name, $0.rowID) })
+        if let first { all[first.name] = first.rowID }
+        return all
+    }
+
+    /// The same keys referring to the same rows, in any order.
+    public static func == (a: ForeignKeys, b: ForeignKeys) -> Bool { a.dictionary == b.dictionary }
+
+    /// The row id `name` refers to, or nil when it refers to none.
+    public subscript(name: String) -> Int64? {
+        if let first, first.name == name { return first.rowID }
+        return rest.first { $0.name == name }?.rowID
+    }
+
+    /// Adds a foreign key (each name once).
+    mutating func append(_ name: String, _ rowID: Int64) {
+        if first == nil { first = (name, rowID) } else { rest.append((name, rowID)) }
+    }
+}
+
 /// One object's change, as observers receive it.
 ///
 /// Values are kept as the arrays the context already has (a row in `changedKeys` order), so that
@@ -42,9 +83,9 @@ public struct ObjectChange: Sendable {
     let new: [Value]
     /// The object's to-one foreign keys (after the change; before it, for a delete), so that an
     /// observer can find the parent of an updated child without a query.
-    public let foreignKeys: [String: Int64]
+    public let foreignKeys: ForeignKeys
 
-    init(kind: ChangeKind, id: ObjectID, changedKeys: [String], old: [Value], new: [Value], foreignKeys: [String: Int64]) {
+    init(kind: ChangeKind, id: ObjectID, changedKeys: [String], old: [Value], new: [Value], foreignKeys: ForeignKeys) {
         self.kind = kind
         self.id = id
         self.changedKeys = changedKeys

@@ -365,10 +365,10 @@ public final class ObjectContext {
         let id = ObjectID(entity: entity.name, rowID: rowID)
         plan.insertCount += 1
         let observed = plan.isObserved
-        var foreignKeys: [String: Int64] = [:]
+        var foreignKeys = ForeignKeys()
         for (i, r) in entity.foreignKeys.enumerated() where observed || plan.isInverseObserved[i] {
             if let owner = row[entity.attributes.count + i].integerValue {
-                if observed { foreignKeys[r.name] = owner }
+                if observed { foreignKeys.append(r.name, owner) }
                 if plan.isInverseObserved[i] { noteInverse(of: r, owner: owner, member: id, added: true, known: true) }
             }
         }
@@ -574,9 +574,9 @@ public final class ObjectContext {
 
         var old: [String: Value] = [:], new: [String: Value] = [:]
         for key in changed { old[key] = current[key]; new[key] = changes[key]! }
-        var foreignKeys: [String: Int64] = [:]
+        var foreignKeys = ForeignKeys()
         for r in entity.foreignKeys {
-            if let v = (new[r.name] ?? current[r.name]).integerValue { foreignKeys[r.name] = v }
+            if let v = (new[r.name] ?? current[r.name]).integerValue { foreignKeys.append(r.name, v) }
         }
         record(update: id, entity: entity, keys: changed, old: old, new: new, foreignKeys: foreignKeys)
         for r in entity.foreignKeys where new[r.name] != nil {
@@ -603,7 +603,7 @@ public final class ObjectContext {
     /// Records an update the caller already wrote (the merge's bulk path, which has the old
     /// values at hand and writes with its own cached statement).
     func record(update id: ObjectID, entity: Entity, keys: [String], old: [String: Value], new: [String: Value],
-                foreignKeys: [String: Int64]) {
+                foreignKeys: ForeignKeys) {
         if keys.contains(where: { !isExcluded(entity, $0) }) {
             counted.counts[entity.name, default: EntityCounts()].updated += 1
         }
@@ -796,10 +796,10 @@ public final class ObjectContext {
         }
     }
 
-    private func foreignKeyValues(_ entity: Entity, _ row: [Value]) -> [String: Int64] {
-        var keys: [String: Int64] = [:]
+    private func foreignKeyValues(_ entity: Entity, _ row: [Value]) -> ForeignKeys {
+        var keys = ForeignKeys()
         for (i, r) in entity.foreignKeys.enumerated() {
-            if let v = row[entity.attributes.count + i].integerValue { keys[r.name] = v }
+            if let v = row[entity.attributes.count + i].integerValue { keys.append(r.name, v) }
         }
         return keys
     }

@@ -12,7 +12,7 @@ enum RawStatement {
         sqlite3_reset(s)
         var index: Int32 = 1
         for v in values {
-            bind(v, s, index)
+            bind(v, s, index, valuesOutliveStep: true)
             index += 1
         }
         let code = sqlite3_step(s)
@@ -23,14 +23,25 @@ enum RawStatement {
         }
     }
 
+    /// `valuesOutliveStep`: the value is kept (by the caller's array) until the statement has run,
+    /// so SQLite may read a long string where it is instead of copying it (SQLITE_STATIC; a
+    /// cursor, which steps after its arguments are gone, binds copies).
     @inline(__always)
-    static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32) {
+    static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32, valuesOutliveStep: Bool = false) {
         switch value {
         case .null: sqlite3_bind_null(s, i)
         case .integer(let n), .date(let n): sqlite3_bind_int64(s, i, n)
         case .bool(let b): sqlite3_bind_int64(s, i, b ? 1 : 0)
         case .double(let d): sqlite3_bind_double(s, i, d)
         case .string(var text):
+            // A string longer than 15 bytes lives in its own storage, which the caller's array
+            // keeps; a shorter one is stored inside the value, and this copy of it goes away.
+            if valuesOutliveStep && text.utf8.count > 15,
+               text.utf8.withContiguousStorageIfAvailable({ buffer in
+                   sqlite3_bind_text(s, i, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
+               }) != nil {
+                return
+            }
             text.withUTF8 { buffer in
                 if let base = buffer.baseAddress, buffer.count > 0 {
                     _ = sqlite3_bind_text(s, i, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(buffer.count), transient)
