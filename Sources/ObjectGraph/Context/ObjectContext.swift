@@ -129,6 +129,8 @@ public final class ObjectContext {
     private var counted = ChangeSummary()
     private var pending = ChangeBatch()
     private var pendingRelationshipIndex: [RelationshipKey: Int] = [:]
+    /// The entry of `pending.relationshipChanges` the last `noteInverse` wrote to.
+    private var lastRelationshipChange: (key: RelationshipKey, index: Int)?
     private var isProcessing = false
 
     private struct RelationshipKey: Hashable {
@@ -763,23 +765,32 @@ public final class ObjectContext {
             let batch = pending
             pending = ChangeBatch()
             pendingRelationshipIndex.removeAll(keepingCapacity: true)
+            lastRelationshipChange = nil
             for observer in observers { try observer.context(self, didProcess: batch) }
         }
     }
 
     /// `known`: the caller has checked that the inverse is observed (an insert plan knows it).
     private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool, known: Bool = false) {
-        guard let inverseName = r.inverse, known || isObserved(inverseName, of: r.destination),
-              let inverse = model.inverse(of: r), inverse.isToMany else { return }
+        guard let inverseName = r.inverse else { return }
         let owner = ObjectID(entity: r.destination, rowID: rowID)
         let key = RelationshipKey(owner: owner, relationship: inverseName)
         let index: Int
-        if let i = pendingRelationshipIndex[key] {
-            index = i
+        if let last = lastRelationshipChange, last.key == key {
+            // The members of one owner come one after another (a programme's credits): the same
+            // entry as the last call, which passed the checks below for this relationship.
+            index = last.index
         } else {
-            index = pending.relationshipChanges.count
-            pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: inverseName, added: [], removed: []))
-            pendingRelationshipIndex[key] = index
+            guard known || isObserved(inverseName, of: r.destination),
+                  let inverse = model.inverse(of: r), inverse.isToMany else { return }
+            if let i = pendingRelationshipIndex[key] {
+                index = i
+            } else {
+                index = pending.relationshipChanges.count
+                pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: inverseName, added: [], removed: []))
+                pendingRelationshipIndex[key] = index
+            }
+            lastRelationshipChange = (key, index)
         }
         if added {
             if let j = pending.relationshipChanges[index].removed.firstIndex(of: member) {
