@@ -10,6 +10,9 @@ enum RawStatement {
     static func execute(_ statement: Statement, in db: Database, values: ArraySlice<Value>) throws {
         let s = statement.sqliteStatement
         sqlite3_reset(s)
+        // Long strings are bound where they are (`bind`): unbound again before the caller's
+        // values go away, as SQLite asks of SQLITE_STATIC.
+        defer { sqlite3_clear_bindings(s) }
         var index: Int32 = 1
         for v in values {
             bind(v, s, index, valuesOutliveStep: true)
@@ -23,9 +26,9 @@ enum RawStatement {
         }
     }
 
-    /// `valuesOutliveStep`: the value is kept (by the caller's array) until the statement has run,
-    /// so SQLite may read a long string where it is instead of copying it (SQLITE_STATIC; a
-    /// cursor, which steps after its arguments are gone, binds copies).
+    /// `valuesOutliveStep`: the value is kept (by the caller's array) until the statement has run
+    /// and is unbound, so SQLite may read a long string where it is instead of copying it
+    /// (SQLITE_STATIC; a cursor, which steps after its arguments are gone, binds copies).
     @inline(__always)
     static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32, valuesOutliveStep: Bool = false) {
         switch value {
