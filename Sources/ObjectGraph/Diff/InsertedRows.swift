@@ -23,14 +23,9 @@ extension ChangeRecorder {
         /// Whether `render` can write the batch.
         func fits(_ changes: ChangeBatch) -> Bool {
             guard changes.updated.isEmpty, changes.deleted.isEmpty, !changes.inserted.isEmpty else { return false }
-            // The chain of open objects, by entity and row id; elements are read in place, not copied.
+            // The chain of open objects, by entity and row id.
             var open: [(entity: String, rowID: Int64)] = []
-            var plan: EntityPlan?
-            for i in changes.inserted.indices {
-                let id = changes.inserted[i].id
-                if plan?.entity.name != id.entity { plan = plans[id.entity] }
-                guard let plan else { continue }
-                let row = plan.row(changes.inserted[i].new, keys: changes.inserted[i].changedKeys)
+            return forEachInsert(changes) { id, plan, row in
                 if plan.references.contains(where: { !row[$0.index].isNull }) { return false }
                 if let link = plan.owner, let ownerRow = row[link.index].integerValue {
                     guard plan.isCompactNested,
@@ -41,33 +36,41 @@ extension ChangeRecorder {
                     open.removeAll(keepingCapacity: true)
                 }
                 open.append((id.entity, id.rowID))
+                return true
             }
-            return true
         }
 
         /// The batch's elements of the document's `changes` array (one per run of roots of one
         /// entity), joined by commas, and how many there are. Only for a batch that `fits`.
         func render(_ changes: ChangeBatch) throws -> (text: [UInt8], elements: Int) {
             var writing = Writing()
-            var plan: EntityPlan?
-            for i in changes.inserted.indices {
-                let id = changes.inserted[i].id
-                if plan?.entity.name != id.entity { plan = plans[id.entity] }
-                guard let plan else { continue }
-                let row = plan.row(changes.inserted[i].new, keys: changes.inserted[i].changedKeys)
+            let fitted = forEachInsert(changes) { id, plan, row in
                 if let link = plan.owner, let ownerRow = row[link.index].integerValue {
-                    guard let depth = writing.open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else {
-                        throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for")
-                    }
+                    guard let depth = writing.open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else { return false }
                     while writing.open.count > depth + 1 { writing.close() }
                     writing.openMember(id, plan, row, relationship: link.relationship)
                 } else {
                     while !writing.open.isEmpty { writing.close() }
                     writing.openRoot(id, plan, row)
                 }
+                return true
             }
+            guard fitted else { throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for") }
             while !writing.open.isEmpty { writing.close() }
             return writing.finished()
+        }
+
+        /// Calls `body` with each insert's id, plan and row (in `rowKeys` order), read in place
+        /// rather than copied; stops and returns false when `body` does.
+        private func forEachInsert(_ changes: ChangeBatch, _ body: (ObjectID, EntityPlan, [Value]) -> Bool) -> Bool {
+            var plan: EntityPlan?
+            for i in changes.inserted.indices {
+                let id = changes.inserted[i].id
+                if plan?.entity.name != id.entity { plan = plans[id.entity] }
+                guard let plan else { continue }
+                if !body(id, plan, plan.row(changes.inserted[i].new, keys: changes.inserted[i].changedKeys)) { return false }
+            }
+            return true
         }
 
         /// Rows written so far, the objects whose members may still come, and spare buffers.
