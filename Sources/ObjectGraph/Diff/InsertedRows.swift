@@ -100,8 +100,9 @@ extension ChangeRecorder {
                 var lastPlan: EntityPlan?
                 var runs = 0
 
-                /// Starts a row of `plan`'s entity: after the last one of its run, or in a new run.
-                mutating func startRow(_ plan: EntityPlan) {
+                /// Writes a row of `plan`'s entity up to its values (after the last row of its run,
+                /// or in a new run); returns where its last non-null value ends.
+                mutating func write(_ plan: EntityPlan, _ row: [Value]) -> Int {
                     if lastPlan === plan {
                         text.raw(",")
                     } else {
@@ -110,6 +111,8 @@ extension ChangeRecorder {
                         lastPlan = plan
                         runs += 1
                     }
+                    text.raw("[")
+                    return plan.writeValues(of: row, into: &text)
                 }
 
                 /// Ends the last run.
@@ -117,10 +120,7 @@ extension ChangeRecorder {
             }
 
             mutating func openRoot(_ id: ObjectID, _ plan: EntityPlan, _ row: [Value]) {
-                roots.startRow(plan)
-                roots.text.raw("[")
-                let written = plan.writeValues(of: row, into: &roots.text)
-                open.append(Open(entity: id.entity, rowID: id.rowID, written: written))
+                open.append(Open(entity: id.entity, rowID: id.rowID, written: roots.write(plan, row)))
             }
 
             /// A member of the last open object.
@@ -133,9 +133,7 @@ extension ChangeRecorder {
                     open[owner].members.append((relationship, rows))
                     m = open[owner].members.count - 1
                 }
-                open[owner].members[m].rows.startRow(plan)
-                open[owner].members[m].rows.text.raw("[")
-                let written = plan.writeValues(of: row, into: &open[owner].members[m].rows.text)
+                let written = open[owner].members[m].rows.write(plan, row)
                 open.append(Open(entity: id.entity, rowID: id.rowID, slot: m, written: written))
             }
 
