@@ -48,7 +48,10 @@ let package = Package(
             .product(name: "GRDB", package: "GRDB.swift"),
             // The C API, only to bind bulk-insert values without GRDB's generic argument boxing.
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            "CSQLiteSettings",
         ]),
+        // The sqlite3_config call Swift cannot make (variadic): memory statistics off.
+        .target(name: "CSQLiteSettings", linkerSettings: [.linkedLibrary("sqlite3")]),
 
         // Streaming XMLTV reader on libxml2 (no Foundation: libxml2's and Foundation's ICU headers
         // clash, see docs/design.md#platform-notes). Run-time exclusivity checks stay on: without

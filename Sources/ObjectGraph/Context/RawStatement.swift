@@ -10,20 +10,45 @@ enum RawStatement {
     static func execute(_ statement: Statement, in db: Database, values: ArraySlice<Value>) throws {
         let s = statement.sqliteStatement
         sqlite3_reset(s)
-        // Long strings are bound where they are (`bind`): unbound again before the caller's
-        // values go away, as SQLite asks of SQLITE_STATIC.
-        defer { sqlite3_clear_bindings(s) }
-        var index: Int32 = 1
-        for v in values {
-            bind(v, s, index, valuesOutliveStep: true)
-            index += 1
+        // Every string is bound where it is (SQLITE_STATIC), so SQLite copies none: a long one in
+        // its own storage, which the caller's array keeps; a short one (stored inside its value)
+        // copied into `shortStrings`, which lives until the statement is unbound, as SQLite asks.
+        try withUnsafeTemporaryAllocation(byteCount: values.count * smallStringCapacity, alignment: 1) { shortStrings in
+            defer { sqlite3_clear_bindings(s) }
+            var index: Int32 = 1
+            var shortStringsUsed = 0
+            for v in values {
+                if case .string(let text) = v, text.utf8.count <= smallStringCapacity {
+                    bindShort(text, s, index, into: shortStrings, at: &shortStringsUsed)
+                } else {
+                    bind(v, s, index, valuesOutliveStep: true)
+                }
+                index += 1
+            }
+            let code = sqlite3_step(s)
+            if code != SQLITE_DONE {
+                let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
+                sqlite3_reset(s)
+                throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+            }
         }
-        let code = sqlite3_step(s)
-        if code != SQLITE_DONE {
-            let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-            sqlite3_reset(s)
-            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
+    }
+
+    /// The most UTF-8 bytes a Swift string holds inside its value (on 64-bit platforms).
+    private static let smallStringCapacity = 15
+
+    @inline(__always)
+    private static func bindShort(_ text: String, _ s: OpaquePointer, _ i: Int32,
+                                  into buffer: UnsafeMutableRawBufferPointer, at used: inout Int) {
+        var text = text
+        let start = buffer.baseAddress! + used
+        let count = text.withUTF8 { utf8 -> Int in
+            if utf8.count > 0 { start.copyMemory(from: utf8.baseAddress!, byteCount: utf8.count) }
+            return utf8.count
         }
+        used += count
+        // A zero length with a non-NULL pointer: the empty string, not NULL.
+        sqlite3_bind_text(s, i, start.assumingMemoryBound(to: CChar.self), Int32(count), nil)
     }
 
     /// `valuesOutliveStep`: the value is kept (by the caller's array) until the statement has run

@@ -1,4 +1,5 @@
 import Foundation
+import CSQLiteSettings
 import GRDB
 
 /// A SQLite database whose schema is derived from an `ObjectModel`.
@@ -17,10 +18,15 @@ public final class Store: Sendable {
 
     static let busyTimeoutMilliseconds = 30_000
 
+    /// SQLite counts every allocation it makes under a process-wide mutex, for statistics nothing
+    /// here reads: a bulk import makes millions. Must run before the first connection opens.
+    private static let memoryStatisticsOff: Void = { _ = tv_sqlite_turn_off_memory_statistics() }()
+
     /// Opens (creating if needed) the database at `path`. `readOnly` opens an existing database of
     /// this very model for reading only (`serve`'s connection, beside a nightly writer: with WAL
     /// each read sees the last commit); it neither creates nor migrates anything.
     public convenience init(path: String, model: ObjectModel, readOnly: Bool = false) throws {
+        _ = Self.memoryStatisticsOff
         var config = Configuration()
         config.foreignKeysEnabled = true
         // A reader (`status`) waits for a nightly write instead of failing at once.
@@ -55,6 +61,7 @@ public final class Store: Sendable {
     /// An in-memory store, for tests (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed); `pageSize` when it must match another database's
     /// (SQLite's backup API copies only between equal page sizes into memory).
     public static func inMemory(model: ObjectModel, pageSize: Int? = nil) throws -> Store {
+        _ = memoryStatisticsOff
         var config = Configuration()
         config.foreignKeysEnabled = true
         if let pageSize { config.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = \(pageSize)") } }
