@@ -14,7 +14,10 @@
 /// ```
 public struct JSONText: Sendable {
     /// The UTF-8 text written so far.
-    public private(set) var bytes: [UInt8] = []
+    @inlinable public var bytes: [UInt8] { storage }
+    // The syntax functions below are inlinable: a change file calls them millions of times, and
+    // a call across modules cost more than the bytes it appended.
+    @usableFromInline var storage: [UInt8] = []
     /// Whether `/` is written `\/`, as `JSONEncoder` does unless told `.withoutEscapingSlashes`.
     public var escapesSlashes: Bool
     /// The order of an object's members: by default `String`'s `<` (`JSONEncoder`'s
@@ -33,24 +36,30 @@ public struct JSONText: Sendable {
     public var string: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Empties the text, keeping its buffer (for writing one line after another).
-    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
 
     /// Cuts what was written after the first `count` bytes (a member that turned out empty).
-    public mutating func truncate(to count: Int) { bytes.removeLast(bytes.count - count) }
+    public mutating func truncate(to count: Int) { storage.removeLast(storage.count - count) }
 
     // MARK: Syntax, for streaming writers
 
     /// Appends `text` as it is (punctuation, or JSON already written).
+    @inlinable
     public mutating func raw(_ text: StaticString) {
-        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        // Mostly one byte of punctuation: appended as a byte, not as a buffer.
+        if text.utf8CodeUnitCount == 1 { storage.append(text.utf8Start.pointee) } else {
+            text.withUTF8Buffer { storage.append(contentsOf: $0) }
+        }
     }
 
     /// Appends JSON written elsewhere (by another `JSONText`), as it is.
+    @inlinable
     public mutating func append(json: [UInt8]) {
-        bytes.append(contentsOf: json)
+        storage.append(contentsOf: json)
     }
 
     /// Appends `"name":`.
+    @inlinable
     public mutating func key(_ name: String) {
         append(string: name)
         raw(":")
@@ -82,15 +91,17 @@ public struct JSONText: Sendable {
     }
 
     /// Decimal digits, written without an intermediate `String` (change files hold millions).
+    @inlinable
     public mutating func append(integer: Int64) {
         if integer < 0 {
-            if integer == .min { bytes.append(contentsOf: String(integer).utf8); return }
-            bytes.append(UInt8(ascii: "-"))
+            if integer == .min { storage.append(contentsOf: String(integer).utf8); return }
+            storage.append(UInt8(ascii: "-"))
         }
         append(unsigned: integer.magnitude)
     }
 
     /// Decimal digits of an unsigned integer.
+    @inlinable
     public mutating func append(unsigned: UInt64) {
         var n = unsigned
         var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
@@ -102,7 +113,7 @@ public struct JSONText: Sendable {
                 n /= 10
                 count += 1
             } while n > 0
-            bytes.append(contentsOf: buffer[(20 - count)...])
+            storage.append(contentsOf: buffer[(20 - count)...])
         }
     }
 
@@ -113,21 +124,21 @@ public struct JSONText: Sendable {
             bytes.append(UInt8(ascii: "0") + UInt8(v / 10))
             bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
         }
-        bytes.append(UInt8(ascii: "\""))
-        two(c.year / 100, &bytes)
-        two(c.year % 100, &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        two(c.month, &bytes)
-        bytes.append(UInt8(ascii: "-"))
-        two(c.day, &bytes)
-        bytes.append(UInt8(ascii: "T"))
-        two(c.hour, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        two(c.minute, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        two(c.second, &bytes)
-        bytes.append(UInt8(ascii: "Z"))
-        bytes.append(UInt8(ascii: "\""))
+        storage.append(UInt8(ascii: "\""))
+        two(c.year / 100, &storage)
+        two(c.year % 100, &storage)
+        storage.append(UInt8(ascii: "-"))
+        two(c.month, &storage)
+        storage.append(UInt8(ascii: "-"))
+        two(c.day, &storage)
+        storage.append(UInt8(ascii: "T"))
+        two(c.hour, &storage)
+        storage.append(UInt8(ascii: ":"))
+        two(c.minute, &storage)
+        storage.append(UInt8(ascii: ":"))
+        two(c.second, &storage)
+        storage.append(UInt8(ascii: "Z"))
+        storage.append(UInt8(ascii: "\""))
     }
 
     /// Swift's shortest round-trip digits, without the ".0" of whole numbers (Foundation's form).
@@ -135,40 +146,65 @@ public struct JSONText: Sendable {
     public mutating func append(number: Double) {
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
-        bytes.append(contentsOf: text.utf8)
+        storage.append(contentsOf: text.utf8)
     }
 
     /// A JSON string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00XX, the
     /// rest as UTF-8 (`/` too, unless `escapesSlashes`).
+    @inlinable
     public mutating func append(string: String) {
         var s = string
         let slash: UInt8 = escapesSlashes ? 0x2F : 0x22
         s.withUTF8 { utf8 in
-            bytes.append(0x22)
-            // Runs of bytes that need no escape are copied whole (change files hold millions of strings).
+            storage.append(0x22)
+            // Runs of bytes that need no escape are copied whole, found eight bytes at a time
+            // (change files hold millions of strings).
             var start = 0, i = 0
-            while i < utf8.count {
-                let byte = utf8[i]
-                i += 1
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == slash else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<(i - 1)]))
-                start = i
-                switch byte {
-                case 0x22: raw("\\\"")
-                case 0x5C: raw("\\\\")
-                case 0x2F: raw("\\/")
-                case 0x08: raw("\\b")
-                case 0x09: raw("\\t")
-                case 0x0A: raw("\\n")
-                case 0x0C: raw("\\f")
-                case 0x0D: raw("\\r")
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            let count = utf8.count
+            while i < count {
+                if let base = utf8.baseAddress {
+                    while i + 8 <= count && !Self.mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), slash) { i += 8 }
+                }
+                let end = min(i + 8, count)
+                while i < end {
+                    let byte = utf8[i]
+                    i += 1
+                    guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == slash else { continue }
+                    storage.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<(i - 1)]))
+                    start = i
+                    appendEscape(byte)
                 }
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
-            bytes.append(0x22)
+            storage.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+            storage.append(0x22)
+        }
+    }
+
+    /// Whether any of the eight bytes of `word` is a control character, `"`, `\` or `slash`
+    /// (exact: no byte is missed, and none is reported that is not there).
+    @inlinable
+    static func mayNeedEscape(_ word: UInt64, _ slash: UInt8) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highBits: UInt64 = 0x8080_8080_8080_8080
+        @inline(__always) func hasZeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highBits }
+        let control = (word &- 0x20 &* ones) & ~word & highBits
+        return control | hasZeroByte(word ^ (0x22 &* ones)) | hasZeroByte(word ^ (0x5C &* ones))
+            | hasZeroByte(word ^ (UInt64(slash) &* ones)) != 0
+    }
+
+    @usableFromInline
+    mutating func appendEscape(_ byte: UInt8) {
+        switch byte {
+        case 0x22: raw("\\\"")
+        case 0x5C: raw("\\\\")
+        case 0x2F: raw("\\/")
+        case 0x08: raw("\\b")
+        case 0x09: raw("\\t")
+        case 0x0A: raw("\\n")
+        case 0x0C: raw("\\f")
+        case 0x0D: raw("\\r")
+        default:
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            storage.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
         }
     }
 
@@ -221,7 +257,7 @@ public struct JSONText: Sendable {
             bytes.append(0x0A)
             bytes.append(contentsOf: repeatElement(0x20, count: 2 * level))
         }
-        bytes.reserveCapacity(bytes.count + compact.count + compact.count / 2)
+        storage.reserveCapacity(storage.count + compact.count + compact.count / 2)
         while i < compact.count {
             let byte = compact[i]
             switch byte {
@@ -230,31 +266,31 @@ public struct JSONText: Sendable {
                 var j = i + 1
                 while j < compact.count && compact[j] != UInt8(ascii: "\"") { j += compact[j] == UInt8(ascii: "\\") ? 2 : 1 }
                 j = min(j + 1, compact.count)
-                bytes.append(contentsOf: compact[i..<j])
+                storage.append(contentsOf: compact[i..<j])
                 i = j
                 continue
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                bytes.append(byte)
+                storage.append(byte)
                 if i + 1 < compact.count, compact[i + 1] == byte + 2 {   // "}" is "{" + 2, "]" is "[" + 2
-                    bytes.append(0x0A)
-                    newline(&bytes)
-                    bytes.append(byte + 2)
+                    storage.append(0x0A)
+                    newline(&storage)
+                    storage.append(byte + 2)
                     i += 2
                     continue
                 }
                 level += 1
-                newline(&bytes)
+                newline(&storage)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 level -= 1
-                newline(&bytes)
-                bytes.append(byte)
+                newline(&storage)
+                storage.append(byte)
             case UInt8(ascii: ","):
-                bytes.append(byte)
-                newline(&bytes)
+                storage.append(byte)
+                newline(&storage)
             case UInt8(ascii: ":"):
-                bytes.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
+                storage.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
             default:
-                bytes.append(byte)
+                storage.append(byte)
             }
             i += 1
         }

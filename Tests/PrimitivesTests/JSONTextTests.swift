@@ -90,6 +90,27 @@ import Primitives
         #expect(dictionary.string == String(decoding: try encoder.encode(["k/1": [1.5, 2], "k0": []]), as: UTF8.self))
     }
 
+    /// Strings are scanned eight bytes at a time: every byte that needs an escape is escaped
+    /// wherever it falls in a word, and runs between them are copied whole, as Foundation does.
+    @Test(arguments: [false, true]) func stringsAreEscapedWhereverTheEscapesFall(escapingSlashes: Bool) throws {
+        let pieces = ["a", "é", "🎬", "\"", "\\", "/", "\n", "\u{1}", "\u{1F}", " ", "~", "\u{7F}", "x y z"]
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        for length in 0..<40 {
+            var string = ""
+            for _ in 0..<length {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                string += pieces[Int(state >> 33) % pieces.count]
+            }
+            for prefix in ["", "abcdefg", String(repeating: "p", count: 8)] {
+                var text = JSONText(escapingSlashes: escapingSlashes)
+                text.append(string: prefix + string)
+                let options: JSONSerialization.WritingOptions = escapingSlashes ? [.fragmentsAllowed] : [.fragmentsAllowed, .withoutEscapingSlashes]
+                let expected = try JSONSerialization.data(withJSONObject: prefix + string, options: options)
+                #expect(text.string == String(decoding: expected, as: UTF8.self), "\(prefix + string)")
+            }
+        }
+    }
+
     @Test func aNumberJSONCannotHoldIsAnError() {
         struct Odd: Encodable { var value = Double.nan }
         var text = JSONText()

@@ -321,15 +321,18 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             var written = text.bytes.count
             for (i, (_, index)) in rowColumns.enumerated() {
                 if i > 0 { text.raw(",") }
-                let value = row[index]
-                if case .date(let seconds) = value {
+                // The common kinds written here, the rest as `DiffValue` writes them.
+                switch row[index] {
+                case .null: text.raw("null"); continue
+                case .string(let s): text.append(string: s)
+                case .integer(let n): text.append(integer: n)
+                case .date(let seconds):
                     text.raw("{\"date\":")
                     text.append(integer: seconds)
                     text.raw("}")
-                } else {
-                    text.append(DiffValue(value))
+                case let value: text.append(DiffValue(value))
                 }
-                if !value.isNull { written = text.bytes.count }
+                written = text.bytes.count
             }
             return written
         }
