@@ -35,9 +35,8 @@ public enum ListingsMapper {
         }
         let preferred = p.episodeNumbers.first { $0.system == "xmltv_ns" && ($0.season != nil || $0.episode != nil) }
             ?? p.episodeNumbers.first { $0.season != nil || $0.episode != nil }
-        var values: [Value] = []
-        values.reserveCapacity(programmeKeys.count)
-        values += [
+        // One array literal, built in place (appending a literal built it twice).
+        let values: [Value] = [
             .date(p.start), .integer(Int64(p.clumpIndex)), p.stop.map(Value.date) ?? .null, .integer(Int64(p.clumpCount)),
             text(title?.text), text(subTitle?.text), text(desc?.text), text(other),
             text(p.date), text(lines(p.keywords)), text(p.language), text(p.originalLanguage),
@@ -90,12 +89,26 @@ public enum ListingsMapper {
     /// Members sorted by identifier, keeping the first listed (lowest `position`) of equal ones.
     private static func sortedUnique(_ members: [IncomingObject], identifier: [Int], position: Int) -> [IncomingObject] {
         guard members.count > 1 else { return members }
-        let sorted = members.sorted { a, b in
+        func precedes(_ a: IncomingObject, _ b: IncomingObject) -> Bool {
             for p in identifier {
                 let c = Value.compare(a.values[p], b.values[p])
                 if c != 0 { return c < 0 }
             }
             return Value.compare(a.values[position], b.values[position]) < 0
+        }
+        // A programme has a few credits and categories: sorted in place, by insertion, rather
+        // than by the general sort, which cost more than the comparisons for so few.
+        var sorted = members
+        if sorted.count <= 16 {
+            for i in 1..<sorted.count {
+                var j = i
+                while j > 0 && precedes(sorted[j], sorted[j - 1]) {
+                    sorted.swapAt(j, j - 1)
+                    j -= 1
+                }
+            }
+        } else {
+            sorted.sort(by: precedes)
         }
         var unique: [IncomingObject] = [sorted[0]]
         unique.reserveCapacity(sorted.count)
