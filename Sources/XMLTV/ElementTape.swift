@@ -226,7 +226,9 @@ struct TapeReader {
     /// The element's own text (text inside nested elements left out), normalised.
     func text(of element: TapeElement, _ mode: TextMode) -> String {
         var i = element.content.lowerBound
-        var runs: [Range<Int>] = []
+        // Almost every text is one run: kept apart, so that only several runs allocate.
+        var firstRun: Range<Int>?
+        var laterRuns: [Range<Int>] = []
         while i < element.content.upperBound {
             switch tape[i] {
             case TapeEvent.start:
@@ -235,14 +237,15 @@ struct TapeReader {
                 let begin = i + 1
                 i = begin
                 skipCString(&i)
-                runs.append(begin..<(i - 1))
+                if firstRun == nil { firstRun = begin..<(i - 1) } else { laterRuns.append(begin..<(i - 1)) }
             default:
                 i += 1
             }
         }
-        if runs.count == 1 { return normalisedText(UnsafeBufferPointer(rebasing: tape[runs[0]]), mode) }
-        var joined: [UInt8] = []
-        for run in runs { joined += tape[run] }
+        guard let firstRun else { return "" }
+        if laterRuns.isEmpty { return normalisedText(UnsafeBufferPointer(rebasing: tape[firstRun]), mode) }
+        var joined: [UInt8] = Array(tape[firstRun])
+        for run in laterRuns { joined += tape[run] }
         return joined.withUnsafeBufferPointer { normalisedText($0, mode) }
     }
 }
