@@ -357,10 +357,8 @@ public final class ObjectContext {
             }
         }
         let rowID = try plan.rowIDs.next(or: firstRowID(plan.table))
-        plan.pending.append(.integer(rowID))
-        if plan.hasEntityColumn { plan.pending.append(.string(entity.name)) }
-        plan.pending.append(contentsOf: row)
-        plan.pendingRows += 1
+        // The row itself is kept (the change below shares it), not copied value by value.
+        plan.pending.append(RawStatement.PendingRow(rowID: rowID, entityName: plan.hasEntityColumn ? entity.name : nil, values: row))
         pendingInsertRows += 1
         if pendingInsertRows >= Self.maxPendingInsertRows { try flushInserts() }
 
@@ -388,8 +386,8 @@ public final class ObjectContext {
         let sqlHead: String
         let rowPlaceholders: String
         let hasEntityColumn: Bool
-        /// Values of one row: the row id, the entity name if the table has that column, the row.
-        let valuesPerRow: Int
+        /// Values bound before each row's own: the row id, and the entity name if the table has that column.
+        let leadValues: Int
         /// Rows per INSERT statement: many narrow rows, fewer wide ones.
         let rowsPerStatement: Int
         /// Whether observers read inserts of this entity, and member changes of the to-many
@@ -397,8 +395,7 @@ public final class ObjectContext {
         let isObserved: Bool
         let isInverseObserved: [Bool]
         var insertCount = 0
-        var pending: [Value] = []
-        var pendingRows = 0
+        var pending: [RawStatement.PendingRow] = []
         /// How many tables this one refers to through chains of foreign keys: written after them.
         let flushRank: Int
         /// The table's row ids, shared with the other entities stored in it.
@@ -414,7 +411,7 @@ public final class ObjectContext {
             sqlHead = "INSERT INTO \(quote(table)) (\(columns.joined(separator: ", "))) VALUES "
             rowPlaceholders = "(" + columns.map { _ in "?" }.joined(separator: ", ") + ")"
             self.hasEntityColumn = hasEntityColumn
-            valuesPerRow = columns.count
+            leadValues = hasEntityColumn ? 2 : 1
             rowsPerStatement = max(1, min(64, 1024 / columns.count))
             self.isObserved = isObserved
             self.isInverseObserved = isInverseObserved
@@ -502,17 +499,13 @@ public final class ObjectContext {
     private func flushInserts() throws {
         guard pendingInsertRows > 0 else { return }
         pendingInsertRows = 0
-        let plans = insertPlans.values.map(\.plan).filter { $0.pendingRows > 0 }.sorted { $0.flushRank < $1.flushRank }
+        let plans = insertPlans.values.map(\.plan).filter { !$0.pending.isEmpty }.sorted { $0.flushRank < $1.flushRank }
         for plan in plans {
-            defer {
-                plan.pending.removeAll(keepingCapacity: true)
-                plan.pendingRows = 0
-            }
+            defer { plan.pending.removeAll(keepingCapacity: true) }
             var row = 0
-            while row < plan.pendingRows {
-                let rows = min(plan.rowsPerStatement, plan.pendingRows - row)
-                try RawStatement.execute(try plan.statement(rows: rows, db), in: db,
-                                         values: plan.pending[(row * plan.valuesPerRow)..<((row + rows) * plan.valuesPerRow)])
+            while row < plan.pending.count {
+                let rows = min(plan.rowsPerStatement, plan.pending.count - row)
+                try RawStatement.execute(try plan.statement(rows: rows, db), in: db, rows: plan.pending[row..<(row + rows)], lead: plan.leadValues)
                 row += rows
             }
         }

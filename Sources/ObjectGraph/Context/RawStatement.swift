@@ -8,29 +8,73 @@ enum RawStatement {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     static func execute(_ statement: Statement, in db: Database, values: ArraySlice<Value>) throws {
-        let s = statement.sqliteStatement
-        sqlite3_reset(s)
-        // Every string is bound where it is (SQLITE_STATIC), so SQLite copies none: a long one in
-        // its own storage, which the caller's array keeps; a short one (stored inside its value)
-        // copied into `shortStrings`, which lives until the statement is unbound, as SQLite asks.
-        try withUnsafeTemporaryAllocation(byteCount: values.count * smallStringCapacity, alignment: 1) { shortStrings in
-            defer { sqlite3_clear_bindings(s) }
-            var index: Int32 = 1
-            var shortStringsUsed = 0
-            for v in values {
-                if case .string(let text) = v, text.utf8.count <= smallStringCapacity {
-                    bindShort(text, s, index, into: shortStrings, at: &shortStringsUsed)
-                } else {
-                    bind(v, s, index, valuesOutliveStep: true)
-                }
-                index += 1
+        var binder = Binder(statement, valueCount: values.count)
+        defer { binder.unbind() }
+        for v in values { binder.bind(v) }
+        try binder.step(db)
+    }
+
+    /// Binds the rows' values, each row's row id and entity (for a table that stores several)
+    /// before its own, and runs the statement once: a multi-row INSERT of rows kept as they were made.
+    static func execute(_ statement: Statement, in db: Database, rows: ArraySlice<PendingRow>, lead leadCount: Int) throws {
+        var binder = Binder(statement, valueCount: rows.reduce(0) { $0 + leadCount + $1.values.count })
+        defer { binder.unbind() }
+        for row in rows {
+            binder.bind(.integer(row.rowID))
+            if let entityName = row.entityName { binder.bind(.string(entityName)) }
+            for v in row.values { binder.bind(v) }
+        }
+        try binder.step(db)
+    }
+
+    /// One row of a multi-row INSERT: the row id, the entity (for a table that stores several),
+    /// and the row's values.
+    struct PendingRow {
+        var rowID: Int64
+        var entityName: String?
+        var values: [Value]
+    }
+
+    /// Binds values in order to a statement. Every string is bound where it is (SQLITE_STATIC),
+    /// so SQLite copies none: a long one in its own storage, which the caller's values keep; a
+    /// short one (stored inside its value) copied into `shortStrings`. `unbind` must run before
+    /// those go away, as SQLite asks.
+    private struct Binder {
+        let statement: Statement
+        let handle: OpaquePointer
+        let shortStrings: UnsafeMutableRawBufferPointer
+        var index: Int32 = 1
+        var shortStringsUsed = 0
+
+        init(_ statement: Statement, valueCount: Int) {
+            self.statement = statement
+            handle = statement.sqliteStatement
+            sqlite3_reset(handle)
+            shortStrings = .allocate(byteCount: max(1, valueCount * smallStringCapacity), alignment: 1)
+        }
+
+        @inline(__always)
+        mutating func bind(_ value: Value) {
+            if case .string(let text) = value, text.utf8.count <= smallStringCapacity {
+                bindShort(text, handle, index, into: shortStrings, at: &shortStringsUsed)
+            } else {
+                RawStatement.bind(value, handle, index, valuesOutliveStep: true)
             }
-            let code = sqlite3_step(s)
+            index += 1
+        }
+
+        func step(_ db: Database) throws {
+            let code = sqlite3_step(handle)
             if code != SQLITE_DONE {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
-                sqlite3_reset(s)
+                sqlite3_reset(handle)
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
             }
+        }
+
+        func unbind() {
+            sqlite3_clear_bindings(handle)
+            shortStrings.deallocate()
         }
     }
 
