@@ -43,6 +43,9 @@ public final class MergeLayout: Sendable {
         hashKey = entity.userInfo["hash"].flatMap { entity.attribute($0) != nil ? $0 : nil }
         self.whitelist = whitelist
         rowPositions = keys.map { entity.rowIndex(of: $0)! }
+        var sources = Array(repeating: -1, count: entity.defaultRow.count)
+        for (i, position) in rowPositions.enumerated() { sources[position] = i }
+        rowSources = sources
         parentRowPosition = parentKey.flatMap { entity.rowIndex(of: $0) }
         hashRowPosition = hashKey.flatMap { entity.rowIndex(of: $0) }
         // What an update reads of a stored object whose hash differs: the whitelist, the hash and
@@ -52,6 +55,9 @@ public final class MergeLayout: Sendable {
 
     /// Where each of `keys`, the parent key and the hash go in a stored row (computed once).
     let rowPositions: [Int]
+    /// The other way round: for each position of a stored row, the index of its value among an
+    /// incoming object's, or -1 where the entity's default goes.
+    let rowSources: [Int]
     let parentRowPosition: Int?
     let hashRowPosition: Int?
     let updateKeys: [String]
@@ -287,8 +293,16 @@ public final class SortedMerge {
 
     private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
         let entity = layout.entity
-        var row = entity.defaultRow
-        for (position, value) in zip(layout.rowPositions, object.values) { row[position] = value }
+        // Each value copied once into its place (a copy of the default row, then each value over
+        // its default, copied most of them twice).
+        let defaults = entity.defaultRow, sources = layout.rowSources, values = object.values
+        var row = [Value](unsafeUninitializedCapacity: defaults.count) { buffer, count in
+            for position in 0..<defaults.count {
+                let source = sources[position]
+                buffer.initializeElement(at: position, to: source >= 0 && source < values.count ? values[source] : defaults[position])
+            }
+            count = defaults.count
+        }
         if isTopLevel { for (position, value) in insertPositions(layout) { row[position] = value } }
         if let p = layout.parentRowPosition, let parent { row[p] = .integer(parent.rowID) }
         if let p = layout.hashRowPosition, let hash = object.contentHash { row[p] = .integer(hash) }
