@@ -366,10 +366,10 @@ public final class ObjectContext {
         plan.insertCount += 1
         let observed = plan.isObserved
         var foreignKeys = ForeignKeys()
-        for (i, r) in entity.foreignKeys.enumerated() where observed || plan.isInverseObserved[i] {
+        for (i, key) in plan.foreignKeys.enumerated() where observed || key.observedInverse != nil {
             if let owner = row[entity.attributes.count + i].integerValue {
-                if observed { foreignKeys.append(r.name, owner) }
-                if plan.isInverseObserved[i] { noteInverse(of: r, owner: owner, member: id, added: true, known: true) }
+                if observed { foreignKeys.append(key.name, owner) }
+                if let inverse = key.observedInverse { noteMember(id, of: ObjectID(entity: key.destination, rowID: owner), in: inverse, added: true) }
             }
         }
         if observed {
@@ -393,7 +393,9 @@ public final class ObjectContext {
         /// Whether observers read inserts of this entity, and member changes of the to-many
         /// inverse of each of its foreign keys (in `entity.foreignKeys` order).
         let isObserved: Bool
-        let isInverseObserved: [Bool]
+        /// The entity's foreign keys (in `entity.foreignKeys` order): name, destination, and the
+        /// to-many inverse when observers read its member changes.
+        let foreignKeys: [(name: String, destination: String, observedInverse: String?)]
         var insertCount = 0
         var pending: [RawStatement.PendingRow] = []
         /// How many tables this one refers to through chains of foreign keys: written after them.
@@ -404,7 +406,7 @@ public final class ObjectContext {
         var statements: [Int: Statement] = [:]
 
         init(table: String, columns: [String], hasEntityColumn: Bool, flushRank: Int, rowIDs: RowIDCounter,
-             isObserved: Bool, isInverseObserved: [Bool]) {
+             isObserved: Bool, foreignKeys: [(name: String, destination: String, observedInverse: String?)]) {
             self.table = table
             self.flushRank = flushRank
             self.rowIDs = rowIDs
@@ -414,7 +416,7 @@ public final class ObjectContext {
             leadValues = hasEntityColumn ? 2 : 1
             rowsPerStatement = max(1, min(64, 1024 / columns.count))
             self.isObserved = isObserved
-            self.isInverseObserved = isInverseObserved
+            self.foreignKeys = foreignKeys
         }
 
         func statement(rows: Int, _ db: Database) throws -> Statement {
@@ -424,10 +426,11 @@ public final class ObjectContext {
             return made
         }
     }
-    private var insertPlans: [ObjectIdentifier: (entity: Entity, plan: InsertPlan)] = [:]
+    /// A short list (one per entity inserted into), searched in order: cheaper than hashing.
+    private var insertPlans: [(entity: Entity, plan: InsertPlan)] = []
 
     private func insertPlan(_ entity: Entity) throws -> InsertPlan {
-        if let cached = insertPlans[ObjectIdentifier(entity)] { return cached.plan }
+        for cached in insertPlans where cached.entity === entity { return cached.plan }
         if entity.isAbstract {
             throw ObjectGraphError.invalidOperation("entity \(entity.name) is abstract: insert one of its sub-entities")
         }
@@ -437,8 +440,10 @@ public final class ObjectContext {
         let plan = InsertPlan(table: table.name, columns: columns, hasEntityColumn: hasEntityColumn,
                               flushRank: referenceDepth(table.name, visiting: []), rowIDs: rowIDCounter(table.name),
                               isObserved: isObserved(entity.name),
-                              isInverseObserved: entity.foreignKeys.map { r in r.inverse.map { isObserved($0, of: r.destination) } ?? false })
-        insertPlans[ObjectIdentifier(entity)] = (entity, plan)
+                              foreignKeys: entity.foreignKeys.map { r in
+                                  (r.name, r.destination, isInverseObserved(r) ? r.inverse : nil)
+                              })
+        insertPlans.append((entity, plan))
         return plan
     }
 
@@ -499,7 +504,7 @@ public final class ObjectContext {
     private func flushInserts() throws {
         guard pendingInsertRows > 0 else { return }
         pendingInsertRows = 0
-        let plans = insertPlans.values.map(\.plan).filter { !$0.pending.isEmpty }.sorted { $0.flushRank < $1.flushRank }
+        let plans = insertPlans.map(\.plan).filter { !$0.pending.isEmpty }.sorted { $0.flushRank < $1.flushRank }
         for plan in plans {
             defer { plan.pending.removeAll(keepingCapacity: true) }
             var row = 0
@@ -513,7 +518,7 @@ public final class ObjectContext {
 
     /// Folds the per-entity insert counters into the summary.
     private func flushInsertCounts() {
-        for (_, entry) in insertPlans where entry.plan.insertCount > 0 {
+        for entry in insertPlans where entry.plan.insertCount > 0 {
             counted.counts[entry.entity.name, default: EntityCounts()].inserted += entry.plan.insertCount
             entry.plan.insertCount = 0
         }
@@ -763,24 +768,36 @@ public final class ObjectContext {
         }
     }
 
-    /// `known`: the caller has checked that the inverse is observed (an insert plan knows it).
-    private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool, known: Bool = false) {
+    /// Whether observers read member changes of `r`'s inverse, and it is a to-many relationship.
+    private func isInverseObserved(_ r: Relationship) -> Bool {
+        guard let inverseName = r.inverse, isObserved(inverseName, of: r.destination) else { return false }
+        return model.inverse(of: r)?.isToMany == true
+    }
+
+    private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool) {
         guard let inverseName = r.inverse else { return }
         let owner = ObjectID(entity: r.destination, rowID: rowID)
-        let key = RelationshipKey(owner: owner, relationship: inverseName)
+        // The members of one owner come one after another (a programme's credits): the same
+        // entry as the last call, which passed the checks for this relationship.
+        if let last = lastRelationshipChange, last.key.owner == owner, last.key.relationship == inverseName {
+            return noteMember(member, of: owner, in: inverseName, added: added)
+        }
+        guard isInverseObserved(r) else { return }
+        noteMember(member, of: owner, in: inverseName, added: added)
+    }
+
+    /// Records that `member` joined or left `owner`'s to-many `relationship`, which observers read.
+    private func noteMember(_ member: ObjectID, of owner: ObjectID, in relationship: String, added: Bool) {
         let index: Int
-        if let last = lastRelationshipChange, last.key == key {
-            // The members of one owner come one after another (a programme's credits): the same
-            // entry as the last call, which passed the checks below for this relationship.
+        if let last = lastRelationshipChange, last.key.owner == owner, last.key.relationship == relationship {
             index = last.index
         } else {
-            guard known || isObserved(inverseName, of: r.destination),
-                  let inverse = model.inverse(of: r), inverse.isToMany else { return }
+            let key = RelationshipKey(owner: owner, relationship: relationship)
             if let i = pendingRelationshipIndex[key] {
                 index = i
             } else {
                 index = pending.relationshipChanges.count
-                pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: inverseName, added: [], removed: []))
+                pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: relationship, added: [], removed: []))
                 pendingRelationshipIndex[key] = index
             }
             lastRelationshipChange = (key, index)
