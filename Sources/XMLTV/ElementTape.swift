@@ -188,12 +188,18 @@ struct TapeReader {
     /// Calls `body` with each element in `range` (not with their descendants).
     func forEachElement(in range: Range<Int>, _ body: (TapeElement) -> Void) {
         var i = range.lowerBound
-        while i < range.upperBound {
+        while let element = nextElement(from: &i, before: range.upperBound) { body(element) }
+    }
+
+    /// The next element at this level from `i` (which moves past it), nil at `end`: a loop
+    /// without a closure, for a caller that fills a value as it goes.
+    func nextElement(from i: inout Int, before end: Int) -> TapeElement? {
+        while i < end {
             switch tape[i] {
             case TapeEvent.start:
                 let element = element(at: i)
-                body(element)
                 i = element.end
+                return element
             case TapeEvent.text:
                 i += 1
                 skipCString(&i)
@@ -201,6 +207,7 @@ struct TapeReader {
                 i += 1
             }
         }
+        return nil
     }
 
     /// Calls `body` with each attribute's local name and value.

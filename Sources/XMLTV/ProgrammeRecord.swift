@@ -32,13 +32,15 @@ public struct ProgrammeRecord: Sendable {
 
     /// The programme with all its content.
     public func decoded() -> XMLTVProgramme {
-        var p = XMLTVProgramme(channel: channel, start: start, stop: stop, clumpIndex: clumpIndex, clumpCount: clumpCount, line: line)
-        p.sourceHash = sourceHash
         tape.withUnsafeBufferPointer { buffer in
+            // Filled in a plain loop and returned: a closure capturing it copied it twice.
+            var p = XMLTVProgramme(channel: channel, start: start, stop: stop, clumpIndex: clumpIndex, clumpCount: clumpCount, line: line)
+            p.sourceHash = sourceHash
             let reader = TapeReader(tape: buffer)
-            reader.forEachElement(in: 0..<buffer.count) { reader.decodeProgrammeChild($0, into: &p) }
+            var i = 0
+            while let element = reader.nextElement(from: &i, before: buffer.count) { reader.decodeProgrammeChild(element, into: &p) }
+            return p
         }
-        return p
     }
 
     /// The first non-empty title, for messages; nil when there is none.
