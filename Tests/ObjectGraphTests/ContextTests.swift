@@ -30,6 +30,25 @@ import Testing
         }
     }
 
+    /// `IN` lists are padded to a power of two with their first value (one statement per
+    /// power): every length, with `NOT` too, selects exactly the listed objects.
+    @Test func inListsOfEveryLengthSelectExactlyTheirObjects() throws {
+        let store = try Guide.store()
+        let ids = try store.write { (context: ObjectContext) throws in
+            try (0..<20).map { try context.insert("Channel", ["id": .string("c\($0)")]).rowID }
+        }.result
+        try store.read { (context: ObjectContext) throws in
+            for length in 1...ids.count {
+                let chosen = Array(ids.shuffled().prefix(length))
+                let byRowID = try context.fetchAll("Channel", where: .rowIDs(chosen)).map(\.id.rowID)
+                #expect(Set(byRowID) == Set(chosen) && byRowID.count == length)
+                let names = chosen.map { Value.string("c\($0 - ids[0])") }
+                #expect(try context.count("Channel", where: .isIn("id", names)) == length)
+                #expect(try context.count("Channel", where: .not(.isIn("id", names))) == ids.count - length)
+            }
+        }
+    }
+
     @Test func canonicallyEquivalentIdentifiersAreDistinctObjectsInByteOrder() throws {
         let store = try Guide.store()
         let nfc = "caf\u{E9}", nfd = "cafe\u{301}"

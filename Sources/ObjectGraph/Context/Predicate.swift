@@ -56,8 +56,7 @@ public indirect enum ObjectPredicate: Sendable {
         case let .isIn(key, values):
             try check(key, entity)
             if values.isEmpty { return "0" }
-            arguments += values
-            return "\(quote(key)) IN (\(values.map { _ in "?" }.joined(separator: ",")))"
+            return "\(quote(key)) IN (\(Self.placeholders(for: values, into: &arguments)))"
         case let .related(key, id):
             guard let r = entity.relationship(key), r.storesForeignKey else {
                 throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.foreignKeys.map(\.name))
@@ -73,9 +72,21 @@ public indirect enum ObjectPredicate: Sendable {
             return "NOT (" + (try p.sql(entity, &arguments)) + ")"
         case let .rowIDs(ids):
             if ids.isEmpty { return "0" }
-            arguments += ids.map { .integer($0) }
-            return "\(quote(Schema.rowIDColumn)) IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+            return "\(quote(Schema.rowIDColumn)) IN (\(Self.placeholders(for: ids.map { .integer($0) }, into: &arguments)))"
         }
+    }
+
+    /// The placeholders of an `IN` list of `values`, which go to `arguments`. Their number is
+    /// rounded up to a power of two, the first value repeated in the spare ones (the same list
+    /// to SQL, `NOT IN` included): a statement is prepared once per power, not once per length,
+    /// and a long list costs more to prepare than to run (a shared channel's re-import made a
+    /// new statement for nearly every read).
+    private static func placeholders(for values: [Value], into arguments: inout [Value]) -> String {
+        var count = 1
+        while count < values.count { count *= 2 }
+        arguments += values
+        arguments += repeatElement(values[0], count: count - values.count)
+        return String(repeating: "?,", count: count - 1) + "?"
     }
 
     private func check(_ key: String, _ entity: Entity) throws {
