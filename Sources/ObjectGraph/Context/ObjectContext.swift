@@ -207,28 +207,56 @@ public final class ObjectContext {
     public func fetch(_ entityName: String, where predicate: ObjectPredicate = .all, orderBy sort: [SortKey] = [],
                       keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
         try flushInserts()
-        let entity = try model.requireEntity(entityName)
-        let keys = keys ?? entity.rowKeys
+        let head = try fetchHead(entityName, keys)
         // Sorting by row id (`_pk`) is allowed: it is how `members(of:_:)` lists a relationship.
-        for key in keys + sort.map(\.key).filter({ $0 != Schema.rowIDColumn }) where entity.rowIndex(of: key) == nil {
-            throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
+        for key in sort where key.key != Schema.rowIDColumn && head.layout.entity.rowIndex(of: key.key) == nil {
+            throw ObjectGraphError.unknownKey(entity: head.layout.entity.name, key: key.key, known: head.layout.entity.rowKeys)
         }
-        let table = model.entity(entity.rootName)!
-        let hasEntityColumn = table.descendants.count > 1
         var arguments: [Value] = []
-        var sql = "SELECT \(quote(Schema.rowIDColumn))"
-        if hasEntityColumn { sql += ", \(quote(Schema.entityColumn))" }
-        for key in keys { sql += ", \(quote(key))" }
-        sql += " FROM \(quote(table.name)) WHERE " + (try predicate.sql(entity, &arguments))
-        if hasEntityColumn && entity.descendants.count < table.descendants.count {
-            sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
-        }
+        var sql = head.select + (try predicate.sql(head.layout.entity, &arguments)) + head.entityFilter
         if !sort.isEmpty {
             sql += " ORDER BY " + sort.map { "\(quote($0.key))\($0.ascending ? "" : " DESC")" }.joined(separator: ", ")
         }
         if let limit { sql += " LIMIT \(limit)" }
-        return ObjectCursor(statement: try db.cachedStatement(sql: sql), arguments: arguments, layout: FetchLayout(entity: entity, keys: keys),
-                            entityColumn: hasEntityColumn, db: db)
+        return ObjectCursor(statement: try db.cachedStatement(sql: sql), arguments: arguments, layout: head.layout,
+                            entityColumn: head.hasEntityColumn, db: db)
+    }
+
+    /// What every fetch of these keys of an entity shares, made once per context: a resolution
+    /// fetches thousands of times, and writing the column list cost more than the fetch.
+    private struct FetchHead {
+        let layout: FetchLayout
+        /// `SELECT columns FROM table WHERE `, ready for the predicate.
+        let select: String
+        /// After the predicate: the entity's own rows, when its table stores other entities too.
+        let entityFilter: String
+        let hasEntityColumn: Bool
+    }
+
+    private var fetchHeads: [ObjectQueryKey: FetchHead] = [:]
+
+    private func fetchHead(_ entityName: String, _ requestedKeys: [String]?) throws -> FetchHead {
+        let cacheKey = ObjectQueryKey(entity: entityName, keys: requestedKeys)
+        if let known = fetchHeads[cacheKey] { return known }
+        let entity = try model.requireEntity(entityName)
+        let keys = requestedKeys ?? entity.rowKeys
+        for key in keys where entity.rowIndex(of: key) == nil {
+            throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
+        }
+        let table = model.entity(entity.rootName)!
+        let hasEntityColumn = table.descendants.count > 1
+        var select = "SELECT \(quote(Schema.rowIDColumn))"
+        if hasEntityColumn { select += ", \(quote(Schema.entityColumn))" }
+        for key in keys { select += ", \(quote(key))" }
+        select += " FROM \(quote(table.name)) WHERE "
+        var entityFilter = ""
+        if hasEntityColumn && entity.descendants.count < table.descendants.count {
+            entityFilter = " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
+        }
+        let head = FetchHead(layout: FetchLayout(entity: entity, keys: keys), select: select, entityFilter: entityFilter,
+                             hasEntityColumn: hasEntityColumn)
+        fetchHeads[cacheKey] = head
+        return head
     }
 
     /// Every matching object, in memory: for small results.
