@@ -573,35 +573,44 @@ public final class ObjectContext {
     public func update(_ id: ObjectID, _ changes: [String: Value], current known: FetchedObject?) throws -> [String] {
         try flushInserts()
         let entity = try model.requireEntity(id.entity)
-        let keys = changes.keys.sorted()
-        for key in keys {
+        // Each key's attribute and value looked up once (a merge updates thousands of objects).
+        let requested = changes.sorted { $0.key < $1.key }
+        for (key, value) in requested {
             guard entity.rowIndex(of: key) != nil else {
                 throw ObjectGraphError.unknownKey(entity: entity.name, key: key, known: entity.rowKeys)
             }
             if let a = entity.attribute(key) {
-                if !changes[key]!.fits(a.type) {
-                    throw ObjectGraphError.wrongType(entity: entity.name, key: key, expected: a.type.rawValue, got: changes[key]!.description)
+                if !value.fits(a.type) {
+                    throw ObjectGraphError.wrongType(entity: entity.name, key: key, expected: a.type.rawValue, got: value.description)
                 }
-                if changes[key]!.isNull && !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: key) }
+                if value.isNull && !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: key) }
             }
         }
         let current: FetchedObject
-        if let known, known.id == id, (keys + entity.foreignKeys.map(\.name)).allSatisfy({ known.layout.index[$0] != nil }) {
+        if let known, known.id == id, requested.allSatisfy({ known.layout.index[$0.key] != nil }),
+           entity.foreignKeys.allSatisfy({ known.layout.index[$0.name] != nil }) {
             current = known
         } else {
-            let readKeys = Array(Set(keys + entity.foreignKeys.map(\.name))).sorted()
+            let readKeys = Array(Set(requested.map(\.key) + entity.foreignKeys.map(\.name))).sorted()
             guard let read = try object(id, keys: readKeys) else {
                 throw ObjectGraphError.objectNotFound(entity: entity.name, id: id.description)
             }
             current = read
         }
-        let changed = keys.filter { current[$0] != changes[$0]! }
+        var changed: [String] = [], old: [String: Value] = [:], new: [String: Value] = [:]
+        var values: [Value] = []
+        for (key, value) in requested {
+            let before = current[key]
+            guard before != value else { continue }
+            changed.append(key)
+            values.append(value)
+            old[key] = before
+            new[key] = value
+        }
         if changed.isEmpty { return [] }
-        try RawStatement.execute(try updateStatement(entity.rootName, changed), in: db,
-                                 values: ArraySlice(changed.map { changes[$0]! } + [.integer(id.rowID)]))
+        values.append(.integer(id.rowID))
+        try RawStatement.execute(try updateStatement(entity.rootName, changed), in: db, values: values[...])
 
-        var old: [String: Value] = [:], new: [String: Value] = [:]
-        for key in changed { old[key] = current[key]; new[key] = changes[key]! }
         var foreignKeys = ForeignKeys()
         for r in entity.foreignKeys {
             if let v = (new[r.name] ?? current[r.name]).integerValue { foreignKeys.append(r.name, v) }
