@@ -814,12 +814,10 @@ public final class ObjectContext {
     private func noteInverse(of r: Relationship, owner rowID: Int64, member: ObjectID, added: Bool) {
         guard let inverseName = r.inverse else { return }
         let owner = ObjectID(entity: r.destination, rowID: rowID)
-        // The members of one owner come one after another (a programme's credits): the same
-        // entry as the last call, which passed the checks for this relationship.
-        if let last = lastRelationshipChange, last.key.owner == owner, last.key.relationship == inverseName {
-            return noteMember(member, of: owner, in: inverseName, added: added)
-        }
-        guard isInverseObserved(r) else { return }
+        // The members of one owner come one after another (a programme's credits): the entry
+        // written last passed the checks for this relationship.
+        let isLast = lastRelationshipChange.map { $0.key.owner == owner && $0.key.relationship == inverseName } ?? false
+        guard isLast || isInverseObserved(r) else { return }
         noteMember(member, of: owner, in: inverseName, added: added)
     }
 
