@@ -287,13 +287,10 @@ public final class ObjectContext {
     private func objectQuery(_ entityName: String, _ keys: [String]?) throws -> ObjectQuery {
         let key = ObjectQueryKey(entity: entityName, keys: keys)
         if let known = objectQueries[key] { return known }
-        let entity = try model.requireEntity(entityName)
-        let table = model.entity(entity.rootName)!
-        let keys = keys ?? entity.rowKeys
-        let sql = "SELECT \(quote(Schema.rowIDColumn))\(table.descendants.count > 1 ? ", \(quote(Schema.entityColumn))" : "")"
-            + keys.map { ", \(quote($0))" }.joined() + " FROM \(quote(table.name)) WHERE \(quote(Schema.rowIDColumn)) = ?"
-        let query = ObjectQuery(statement: try db.makeStatement(sql: sql), layout: FetchLayout(entity: entity, keys: keys),
-                                entityColumn: table.descendants.count > 1)
+        // The fetches' head (columns, table), with the row id as the whole predicate.
+        let head = try fetchHead(entityName, keys)
+        let query = ObjectQuery(statement: try db.makeStatement(sql: head.select + "\(quote(Schema.rowIDColumn)) = ?"),
+                                layout: head.layout, entityColumn: head.hasEntityColumn)
         objectQueries[key] = query
         return query
     }

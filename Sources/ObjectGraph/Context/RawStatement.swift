@@ -55,12 +55,15 @@ enum RawStatement {
 
         @inline(__always)
         mutating func bind(_ value: Value) {
-            if case .string(let text) = value, text.utf8.count <= smallStringCapacity {
+            defer { index += 1 }
+            guard case .string(let text) = value else { return RawStatement.bind(value, handle, index) }
+            if text.utf8.count <= smallStringCapacity {
                 bindShort(text, handle, index, into: shortStrings, at: &shortStringsUsed)
-            } else {
-                RawStatement.bind(value, handle, index, valuesOutliveStep: true)
+            } else if text.utf8.withContiguousStorageIfAvailable({ buffer in
+                sqlite3_bind_text(handle, index, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
+            }) == nil {
+                RawStatement.bind(value, handle, index)   // not contiguous UTF-8 (a bridged string): a copy
             }
-            index += 1
         }
 
         func step(_ db: Database) throws {
@@ -95,25 +98,16 @@ enum RawStatement {
         sqlite3_bind_text(s, i, start.assumingMemoryBound(to: CChar.self), Int32(count), nil)
     }
 
-    /// `valuesOutliveStep`: the value is kept (by the caller's array) until the statement has run
-    /// and is unbound, so SQLite may read a long string where it is instead of copying it
-    /// (SQLITE_STATIC; a cursor, which steps after its arguments are gone, binds copies).
+    /// Binds a copy of the value (SQLITE_TRANSIENT): for a cursor, which steps after its
+    /// arguments are gone. `Binder` binds strings where they are.
     @inline(__always)
-    static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32, valuesOutliveStep: Bool = false) {
+    static func bind(_ value: Value, _ s: OpaquePointer, _ i: Int32) {
         switch value {
         case .null: sqlite3_bind_null(s, i)
         case .integer(let n), .date(let n): sqlite3_bind_int64(s, i, n)
         case .bool(let b): sqlite3_bind_int64(s, i, b ? 1 : 0)
         case .double(let d): sqlite3_bind_double(s, i, d)
         case .string(var text):
-            // A string longer than 15 bytes lives in its own storage, which the caller's array
-            // keeps; a shorter one is stored inside the value, and this copy of it goes away.
-            if valuesOutliveStep && text.utf8.count > 15,
-               text.utf8.withContiguousStorageIfAvailable({ buffer in
-                   sqlite3_bind_text(s, i, UnsafeRawPointer(buffer.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(buffer.count), nil)
-               }) != nil {
-                return
-            }
             text.withUTF8 { buffer in
                 if let base = buffer.baseAddress, buffer.count > 0 {
                     _ = sqlite3_bind_text(s, i, UnsafeRawPointer(base).assumingMemoryBound(to: CChar.self), Int32(buffer.count), transient)
