@@ -233,10 +233,10 @@ public final class ObjectContext {
         let hasEntityColumn: Bool
     }
 
-    private var fetchHeads: [ObjectQueryKey: FetchHead] = [:]
+    private var fetchHeads: [QueryShape: FetchHead] = [:]
 
     private func fetchHead(_ entityName: String, _ requestedKeys: [String]?) throws -> FetchHead {
-        let cacheKey = ObjectQueryKey(entity: entityName, keys: requestedKeys)
+        let cacheKey = QueryShape(entity: entityName, keys: requestedKeys)
         if let known = fetchHeads[cacheKey] { return known }
         let entity = try model.requireEntity(entityName)
         let keys = requestedKeys ?? entity.rowKeys
@@ -285,7 +285,7 @@ public final class ObjectContext {
     /// merge asks for the same shape for every changed object; even looking a statement up by
     /// its text hashes the whole text).
     private func objectQuery(_ entityName: String, _ keys: [String]?) throws -> ObjectQuery {
-        let key = ObjectQueryKey(entity: entityName, keys: keys)
+        let key = QueryShape(entity: entityName, keys: keys)
         if let known = objectQueries[key] { return known }
         // The fetches' head (columns, table), with the row id as the whole predicate.
         let head = try fetchHead(entityName, keys)
@@ -295,7 +295,9 @@ public final class ObjectContext {
         return query
     }
 
-    private struct ObjectQueryKey: Hashable {
+    /// What a query reads (an entity, and its keys or nil for all): the cache key of both
+    /// `fetchHeads` and `objectQueries`.
+    private struct QueryShape: Hashable {
         let entity: String
         let keys: [String]?
     }
@@ -306,7 +308,7 @@ public final class ObjectContext {
         let entityColumn: Bool
     }
 
-    private var objectQueries: [ObjectQueryKey: ObjectQuery] = [:]
+    private var objectQueries: [QueryShape: ObjectQuery] = [:]
 
     /// How many objects of `entityName` match `predicate` (counted by SQLite).
     public func count(_ entityName: String, where predicate: ObjectPredicate = .all) throws -> Int {
