@@ -37,6 +37,25 @@ public struct DatabaseOption: ParsableArguments {
     }
 }
 
+/// `--config`, shared by every command that reads or changes a database: the database, output
+/// directory, XMLTV path, modules, aliases, whitelists and publish target then come from it, so
+/// that a command never writes another database or forgets a module that the nightly run uses.
+///
+///     @OptionGroup var configuration: ConfigOption
+///     let config = try configuration.load()
+///     let path = database.resolved(config: config)
+public struct ConfigOption: ParsableArguments {
+    @Option(help: "The configuration file (JSON): its database, outputs, modules, aliases and whitelists apply.")
+    public var config: String?
+
+    public init() {}
+
+    /// The configuration, when one was given (its sources are not required).
+    public func load() throws -> JobConfig? {
+        try config.map { try JobConfig.load(path: $0, requireSources: false) }
+    }
+}
+
 /// The options of `tvimport serve`, parsed by tvimport (its help, its usage errors) and again by
 /// tvimport-serve, which tvimport execs with the same arguments.
 ///

@@ -12,12 +12,21 @@ import Primitives
 public struct ChangeFiles {
     public let directory: String
 
-    public init(directory: String) { self.directory = directory }
+    /// The folder as an absolute path: the register records each file by the path made here,
+    /// so that `undo` and `serve` find it from any working directory.
+    public init(directory: String) { self.directory = Self.absolute(directory) }
 
     /// `changes/` beside the database.
     public init(database: String) {
         let dir = (database as NSString).deletingLastPathComponent
-        directory = (dir.isEmpty ? "." : dir) + "/changes"
+        self.init(directory: (dir.isEmpty ? "." : dir) + "/changes")
+    }
+
+    /// `path` made absolute against the working directory (or `base`), `.` and `..` resolved.
+    static func absolute(_ path: String, against base: String? = nil) -> String {
+        if path.hasPrefix("/") { return URL(fileURLWithPath: path).standardizedFileURL.path }
+        let folder = base ?? FileManager.default.currentDirectoryPath
+        return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: folder, isDirectory: true)).standardizedFileURL.path
     }
 
     /// A change file being written while a run changes the store: the store's own change
@@ -210,10 +219,15 @@ public enum ApplyCommand {
                            + (missing ? "is missing (removed, or pruned after changeFilesDays)" : "is unreadable: \(error)") + "; nothing changed")
         }
         let what = "undo of the import \(entry.runID) (\(entry.path))"
+        let priorities = try ChangeRegister.priorities(before: entry, in: store)
         let report: ApplyReport
         do {
             report = try UndoTransaction.run(document.inverted(), on: store) { context in
                 try ChangeRegister.markUndone(entry, in: context)
+                try ChangeRegister.restorePriorities(priorities, in: context)
+                // The sources' rows no longer hold what their last downloads and rules gave.
+                try FetchState.forgetAll(in: context)
+                try context.removeAllRows(in: SourceSettings.table)
             }
         } catch let error as DiffError {
             log(.dataError, "\(what): \(error)")
@@ -238,7 +252,12 @@ public enum ApplyCommand {
     static func run(_ document: ChangeDocument, on store: Store, dryRun: Bool, what: String) throws -> (output: String, status: ExitStatus) {
         let report: ApplyReport
         do {
-            report = try document.apply(to: store, dryRun: dryRun)
+            guard document.model == store.fingerprint else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
+            report = try store.write(dryRun: dryRun) { context in
+                let report = try document.apply(in: context)
+                if report.applied > 0 { try FetchState.forgetAll(in: context) }
+                return report
+            }.result
         } catch let error as DiffError {
             throw JobError(.dataError, "\(what): \(error)")
         }
@@ -264,19 +283,55 @@ public enum ChangeRegister {
         public var path: String
     }
 
-    /// Records a change file written for this database (its run id is the file's name).
-    public static func record(path: String, in store: Store) throws {
+    /// What else a change replaced that its change file does not hold: the sources' remembered
+    /// priorities before it (an import may set one). `undo` puts them back with the rows.
+    static let prioritiesBefore = SideTable(name: "_tvimport_change_priorities", key: "runID", columns: [
+        AttributeDescription("priorities", .string, optional: false),
+    ])
+
+    /// Records a change file written for this database (its run id is the file's name), with the
+    /// priorities the sources had before the change when it may have set one.
+    public static func record(path: String, in store: Store, prioritiesBefore priorities: [String: Int]? = nil) throws {
         let runID = String((path as NSString).lastPathComponent.dropLast(".json".count))
         try store.create(table)
+        if let priorities {
+            try store.create(prioritiesBefore)
+            let text = priorities.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: "\n")
+            try store.save(["priorities": .string(text)], forKey: runID, in: prioritiesBefore)
+        }
         try store.save(["path": .string(path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(false)],
                        forKey: runID, in: table)
     }
 
-    /// The newest import of this database not undone yet.
+    /// The priorities recorded before `entry`'s change (read before the undo's transaction).
+    static func priorities(before entry: Entry, in store: Store) throws -> String? {
+        try store.row(forKey: entry.runID, in: prioritiesBefore)?["priorities"]?.stringValue
+    }
+
+    /// Puts back priorities as `priorities(before:in:)` read them, inside the undo's transaction.
+    static func restorePriorities(_ text: String?, in context: ObjectContext) throws {
+        guard let text else { return }
+        try context.removeAllRows(in: SourcePriorities.table)
+        for line in text.split(separator: "\n") {
+            guard let space = line.firstIndex(of: " "), let priority = Int64(line[..<space]) else { continue }
+            try context.save(["priority": .integer(priority)], forKey: String(line[line.index(after: space)...]), in: SourcePriorities.table)
+        }
+    }
+
+    /// The newest change of this database (an import, a run, an edit) not undone yet.
     public static func latest(in store: Store) throws -> Entry? {
         try store.rows(in: table).filter { $0.value["undone"]?.boolValue != true }
             .max { $0.key < $1.key }
-            .flatMap { row in row.value["path"]?.stringValue.map { Entry(runID: row.key, path: $0) } }
+            .flatMap { row in row.value["path"]?.stringValue.map { Entry(runID: row.key, path: resolved($0, store: store)) } }
+    }
+
+    /// A recorded path as a file to open: entries of earlier versions were recorded relative to
+    /// the working directory of their run (`./changes/...`), which was the database's folder in
+    /// the usual set-up; they are read against that folder, whatever the working directory now.
+    static func resolved(_ path: String, store: Store) -> String {
+        if path.hasPrefix("/") { return path }
+        let folder = (ChangeFiles.absolute(store.path) as NSString).deletingLastPathComponent
+        return ChangeFiles.absolute(path, against: folder)
     }
 
     /// Marks an import undone, inside the undo's own transaction.

@@ -52,7 +52,7 @@ extension ImportPipeline {
         func outcome(_ status: String, _ exit: ExitStatus, error: String? = nil, report: SourceImportReport? = nil) -> SourceOutcome {
             SourceOutcome(report: .init(name: source.name, status: status, error: error, report: report), exitStatus: exit)
         }
-        let previousHash = options.force || priorityChanged(source) ? nil : ((try? FetchState.load(store, source: source.name)) ?? nil)?.contentHash
+        let previousHash = options.force || priorityChanged(source) || rulesChanged(source) ? nil : ((try? FetchState.load(store, source: source.name)) ?? nil)?.contentHash
         let name = source.name
         let passOn: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("[\(name)] \(line)\n".utf8)) }
         let run: CommandRun
@@ -96,6 +96,7 @@ extension ImportPipeline {
         case .success(let report):
             if !options.dryRun {
                 rememberPriority(of: source)
+                rememberRules(of: source)
                 try? FetchState.save(store, source: source.name, url: "command: " + command.displayed, validators: HTTPValidators(), contentHash: meter.hash)
             }
             return outcome(report.changedAnything ? "applied" : "unchanged", .success, report: report)

@@ -25,6 +25,9 @@ public struct ImportJob {
     /// From `import --config`: source channel id → canonical id, and the merge's whitelists.
     public var channelAliases: [String: String] = [:]
     public var whitelists: [String: Set<String>] = [:]
+    /// The config given with `--config`: its modules are recorded like `run`'s, its change-file
+    /// folder used, and its outputs (feeds, XMLTV file, bucket) follow the import.
+    public var config: JobConfig?
 
     public init(database: String, files: [String]) {
         self.database = database
@@ -58,6 +61,7 @@ public struct ImportJob {
         let started = Int64(Date().timeIntervalSince1970)
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model)
+        if !dryRun, let config { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
         var options = PipelineOptions(cacheDirectory: database + ".cache")
         options.dryRun = dryRun
         options.force = force
@@ -67,6 +71,7 @@ public struct ImportJob {
         options.whitelists = whitelists
         let progress = Progress(quiet: quiet || json)
         try FetchState.prepare(store)
+        let prioritiesBefore = (try? SourcePriorities.all(in: store)) ?? [:]
         var report = RunReport(dryRun: dryRun)
         var recording: ChangeFiles.Recording?
         var spec = SourceSpec(name: sourceName, inputs: inputs)
@@ -75,20 +80,27 @@ public struct ImportJob {
             .importSource(spec) {
                 // Recorded from the store's own change stream, from the first write of the import on.
                 if !dryRun && writeChangeFile && recording == nil {
-                    recording = try ChangeFiles(database: database).startRecording(store, runID: ChangeFiles.runID(started), writesPatch: writePatch)
+                    let files = config.map { ChangeFiles(directory: $0.changesDirectory) } ?? ChangeFiles(database: database)
+                    recording = try files.startRecording(store, runID: ChangeFiles.runID(started), writesPatch: writePatch)
                 }
             }
         progress.clear()
         report.sources.append(outcome.report)
-        let status = outcome.exitStatus
+        var status = outcome.exitStatus
         var changeFile: String?
         if let recording {
             changeFile = try? recording.finish()
-            if let changeFile { try? ChangeRegister.record(path: changeFile, in: store) }
+            if let changeFile { try? ChangeRegister.record(path: changeFile, in: store, prioritiesBefore: prioritiesBefore) }
         }
         if !dryRun {
             try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,
                                outcome: report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }.joined(separator: "; "))
+        }
+        var outputLines: [String] = []
+        if !dryRun, let config, outcome.status == "applied" {
+            let refreshed = DerivedOutputs.refresh(config: config, database: database, now: started)
+            outputLines = refreshed.lines
+            if status == .success { status = refreshed.status }
         }
         if quiet {
             // Cron mails whatever is printed: a failure is one line on stderr, success nothing.
@@ -97,7 +109,8 @@ public struct ImportJob {
         }
         let output = try store.read { context in
             json ? report.json(model: model, context: context)
-                 : report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose) + (changeFile.map { "\nchanges: \($0)" } ?? "")
+                 : report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose)
+                   + outputLines.map { "\n" + $0 }.joined() + (changeFile.map { "\nchanges: \($0)" } ?? "")
         }
         return (output, status)
     }

@@ -96,7 +96,7 @@ struct ImportPipeline {
         // shown even when the guide did not change.
         let singleDownload: Bool
         if source.inputs.count == 1, case .fetched = source.inputs[0] { singleDownload = true } else { singleDownload = false }
-        let conditional = singleDownload && !options.force && !priorityChanged(source)
+        let conditional = singleDownload && !options.force && !priorityChanged(source) && !rulesChanged(source)
         let previous = conditional ? (try? FetchState.load(store, source: source.name)) ?? nil : nil
         for input in source.inputs {
             switch input {
@@ -141,7 +141,7 @@ struct ImportPipeline {
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
-            if !options.dryRun { rememberPriority(of: source) }
+            if !options.dryRun { rememberPriority(of: source); rememberRules(of: source) }
             if !options.dryRun, singleDownload, let (url, d) = downloads.first {
                 keepLastGood(d, source: source.name)
                 try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
@@ -173,7 +173,9 @@ struct ImportPipeline {
         importOptions.updateStamps = ["Programme": ProgrammeRevision.stamp(now: now)]
         importOptions.reader.channelAliases = options.channelAliases
         importOptions.priorities = priorities(with: source)
-        importOptions.resolveAllChannels = priorityChanged(source)
+        let rulesChanged = rulesChanged(source)
+        importOptions.resolveAllChannels = priorityChanged(source) || rulesChanged
+        importOptions.forgetsContentHashes = rulesChanged
         importOptions.maxChannelBytes = Int64(options.maxChannelMB) << 20
         let progress = self.progress, name = source.name
         importOptions.progress = { programmes in progress.show("\(name): \(programmes) programmes merged") }
@@ -191,6 +193,18 @@ struct ImportPipeline {
     func priorityChanged(_ source: SourceSpec) -> Bool {
         guard let priority = source.priority else { return false }
         return ((try? SourcePriorities.all(in: store)) ?? [:])[source.name] ?? 0 != priority
+    }
+
+    /// Whether the rules that map the source's guide changed since its last applied import
+    /// (`SourceSettings`): then an unchanged download is imported all the same.
+    func rulesChanged(_ source: SourceSpec) -> Bool {
+        SourceSettings.changed(source.name, SourceSettings.fingerprint(of: source, options: options), in: store)
+    }
+
+    func rememberRules(of source: SourceSpec) {
+        let fingerprint = SourceSettings.fingerprint(of: source, options: options)
+        guard SourceSettings.changed(source.name, fingerprint, in: store) else { return }
+        try? SourceSettings.remember(source.name, fingerprint, in: store)
     }
 
     func rememberPriority(of source: SourceSpec) {

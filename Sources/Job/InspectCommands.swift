@@ -78,9 +78,11 @@ public struct EditCommand {
         self.id = id
     }
 
-    /// Records the edit as a change file (`changes/` beside the database), so that `undo`
-    /// reverts it: what `serve` does for every save.
-    public var recordsChange = false
+    /// Records the edit as a change file (`changes/` beside the database, or the config's), so
+    /// that `undo` reverts it like any other change: `tvimport edit` and `serve` both do.
+    public var recordsChange = true
+    /// Where change files go (default: `changes/` beside the database).
+    public var changesDirectory: String?
 
     /// Attributes that the import owns although no whitelist names them.
     static let importOwned: Set<String> = ["source"]
@@ -129,7 +131,8 @@ public struct EditCommand {
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
         let started = Int64(Date().timeIntervalSince1970)
         // Recorded like an import's changes (serve's edits), so that undo and redo work from the page.
-        let recording = recordsChange ? try ChangeFiles(database: database).startRecording(store, runID: ChangeFiles.runID(started)) : nil
+        let files = changesDirectory.map { ChangeFiles(directory: $0) } ?? ChangeFiles(database: database)
+        let recording = recordsChange ? try files.startRecording(store, runID: ChangeFiles.runID(started)) : nil
         let changed = try store.write { context -> [String] in
             guard let object = try Self.find(entity, id, context) else {
                 throw JobError(.dataError, "no \(entity.name) with identifier '\(id)'")

@@ -52,6 +52,7 @@ public struct NightlyJob {
         var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
         let pipeline = ImportPipeline(store: store, options: pipelineOptions, progress: progress)
+        let prioritiesBefore = (try? SourcePriorities.all(in: store)) ?? [:]
 
         // The change file records the run's changes as the store makes them. Started only when
         // a source has something to import, so a night of 304s costs nothing.
@@ -83,7 +84,7 @@ public struct NightlyJob {
         if let recording {
             do {
                 if let file = try recording.finish() {
-                    try ChangeRegister.record(path: file, in: store)
+                    try ChangeRegister.record(path: file, in: store, prioritiesBefore: prioritiesBefore)
                     changeFileLine = "changes: \(file)"
                 }
             } catch {
@@ -193,6 +194,13 @@ enum FetchState {
                   contentHash: $0["contentHash"]?.stringValue)
         }
     }
+    /// Forgets every source's last download, inside a transaction that changed the guide some
+    /// other way (`undo`, `apply`): the rows no longer hold what those downloads gave, so the next
+    /// run fetches and imports each source in full, even a source whose bytes did not change.
+    static func forgetAll(in context: ObjectContext) throws {
+        try context.removeAllRows(in: table)
+    }
+
     static func save(_ store: Store, source: String, url: String, validators: HTTPValidators, contentHash: String) throws {
         try store.save(["url": .string(url), "etag": validators.etag.map(Value.string) ?? .null,
                         "lastModified": validators.lastModified.map(Value.string) ?? .null,
@@ -234,5 +242,38 @@ enum BundledSample {
         let copy = NSTemporaryDirectory() + "tvimport-sample-\(getpid()).xml"
         try text.write(toFile: copy, atomically: true, encoding: .utf8)
         return copy
+    }
+}
+
+extension NightlyJob {
+    /// `tvimport` with no config runs the bundled sample: never into a database that already
+    /// holds other sources (`TVIMPORT_DB`, or a `./tvimport.sqlite` of a real job), which would
+    /// gain the sample's made-up channels and feeds. Usage error (64), naming the way to run the
+    /// real job; nothing is opened for writing.
+    public static func checkSampleTarget(_ config: JobConfig) throws {
+        let database = config.database
+        guard FileManager.default.fileExists(atPath: database) else { return }
+        let sample = config.sources.map(\.name)
+        var others: [String] = []
+        do {
+            let model = try StoreAccess.model(forDatabase: database, userModules: [])
+            let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+            others = try store.read { context in
+                var names = Set<String>()
+                for entity in ["Channel", "SourceChannel"] {
+                    for row in try context.fetchAll(entity, where: .not(.isIn("source", sample.map(Value.string))), keys: ["source"]) {
+                        names.insert(row["source"].stringValue ?? "(none)")
+                    }
+                }
+                return names.sorted()
+            }
+        } catch {
+            others = ["(a database the sample cannot read: \(error))"]
+        }
+        guard !others.isEmpty else { return }
+        let how = ProcessInfo.processInfo.environment["TVIMPORT_DB"].map { $0.isEmpty ? "" : " (from TVIMPORT_DB)" } ?? ""
+        throw JobError(.usage, "tvimport with no --config runs the bundled sample guide, and \(database)\(how) holds other sources "
+                       + "(\(others.prefix(5).joined(separator: ", "))): refused, nothing changed. Run your job with `tvimport run --config FILE`, "
+                       + "or try the sample in an empty folder")
     }
 }

@@ -14,7 +14,7 @@ extension ApplyCommand {
         let rows = try store.rows(in: ChangeRegister.table)
         let active = rows.filter { $0.value["undone"]?.boolValue != true }.keys.max()
         let undone = rows.filter { row in row.value["undone"]?.boolValue == true && active.map { row.key > $0 } ?? true }.keys.sorted()
-        guard let runID = undone.first, let path = rows[runID]?["path"]?.stringValue else {
+        guard let runID = undone.first, let path = rows[runID]?["path"]?.stringValue.map({ ChangeRegister.resolved($0, store: store) }) else {
             throw JobError(.noInput, "nothing to redo in \(database)")
         }
         let undonePath = String(path.dropLast(".json".count)) + ".undone.json"

@@ -35,6 +35,11 @@ public struct ImportOptions: Sendable {
     public var priorities: [String: Int] = [:]
     /// This source's priority changed: every channel it shares with other sources is resolved again.
     public var resolveAllChannels = false
+    /// The rules that map this source's guide to rows changed (aliases, whitelists, its time
+    /// offset or channel lists): the stored content hashes of its rows, and of the shown rows of
+    /// channels it shares, describe rows mapped by the old rules, so they are forgotten first and
+    /// the merge compares values.
+    public var forgetsContentHashes = false
 
     public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
                 reader: XMLTVReaderOptions = .init(), now: Int64 = Int64(Date().timeIntervalSince1970)) {
@@ -154,6 +159,9 @@ public final class GuideImporter {
     private var ownProgrammes = MergeTally()
     private var storedProgrammesBefore = 0
     private var storedChannelsBefore = 0
+    /// Rows that new aliases move to another canonical channel (`countMovedByAliases`).
+    private var movedChannels = 0
+    private var movedProgrammes = 0
     private var anyInFuture = false
     /// A guide not grouped by channel is merged from a staging table instead; see `importGuide`.
     struct NotGroupedByChannel: Error { let channel: String }
@@ -222,6 +230,42 @@ public final class GuideImporter {
         }
     }
 
+    /// `ImportOptions.forgetsContentHashes`, inside the import's transaction.
+    private func forgetContentHashesIfAsked() throws {
+        guard options.forgetsContentHashes else { return }
+        let source = ObjectPredicate.compare("source", .equal, .string(options.source))
+        try context.forgetContentHashes("Programme", where: source)
+        try context.forgetContentHashes("SourceProgramme", where: source)
+        let shared = try sharedChannelIDs()
+        for chunk in shared.chunks(of: 4096) {
+            let rows = try context.fetchAll("Channel", where: .isIn("xmltvId", Array(chunk)), keys: [])
+            for rowChunk in rows.map({ Value.integer($0.id.rowID) }).chunks(of: 4096) {
+                try context.forgetContentHashes("Programme", where: .isIn("channel", rowChunk))
+            }
+        }
+    }
+
+    /// This source's stored channels (and their programmes) under an id that an alias now maps
+    /// to another canonical channel: the reader can no longer give them, so the merge deletes
+    /// them and creates their rows under the canonical id. The safety guard does not count
+    /// that move as a deletion (a config change, not a guide that lost its channels).
+    private func countMovedByAliases() throws {
+        let aliased = options.reader.channelAliases.filter { $0.key != $0.value }.keys.map(Value.string)
+        guard !aliased.isEmpty else { return }
+        let source = ObjectPredicate.compare("source", .equal, .string(options.source))
+        let own = ownChannels(shared: try sharedChannelIDs())
+        for chunk in aliased.chunks(of: 4096) {
+            let ids = ObjectPredicate.isIn("xmltvId", Array(chunk))
+            for (channel, programme, mine) in [("SourceChannel", "SourceProgramme", source), ("Channel", "Programme", own)] {
+                let rows = try context.fetchAll(channel, where: .and([mine, ids]), keys: [])
+                movedChannels += rows.count
+                for rowChunk in rows.map({ Value.integer($0.id.rowID) }).chunks(of: 4096) {
+                    movedProgrammes += try context.count(programme, where: .isIn("channel", rowChunk))
+                }
+            }
+        }
+    }
+
     /// Whether the source has stored programmes: then most programmes will be unchanged, and
     /// decoding is left to the merge, which decodes only the changed ones.
     private func isReimport() throws -> Bool {
@@ -236,6 +280,8 @@ public final class GuideImporter {
         producer.start()
         do {
             try countStored()
+            try countMovedByAliases()
+            try forgetContentHashesIfAsked()
             while true {
                 let item = producer.next()
                 switch item {
@@ -261,6 +307,8 @@ public final class GuideImporter {
         // Staged records are the reader's own, mapped as a grouped guide's are.
         let map = GuideProducer.mapping(deferDecoding: try isReimport())
         try countStored()
+        try countMovedByAliases()
+        try forgetContentHashesIfAsked()
         report.warnings += readerWarnings
         try blocks { channel, programmes in
             if let block = PreparedBlock.prepare(channel, programmes, file: nil, options: options, map: map) {
@@ -533,11 +581,11 @@ public final class GuideImporter {
         } else if !anyInFuture {
             problems.append("no programme in the guide ends in the future")
         }
-        let deletedProgrammes = report.programmes.deleted
+        let deletedProgrammes = max(0, report.programmes.deleted - movedProgrammes)
         if storedProgrammesBefore > 0, Double(deletedProgrammes) > options.maxDeleteShare * Double(storedProgrammesBefore) {
             problems.append("it would delete \(deletedProgrammes) of the source's \(storedProgrammesBefore) stored programmes (more than \(Int(options.maxDeleteShare * 100)) %)")
         }
-        let deletedChannels = report.channels.deleted
+        let deletedChannels = max(0, report.channels.deleted - movedChannels)
         if storedChannelsBefore > 0, Double(deletedChannels) > options.maxDeleteShare * Double(storedChannelsBefore) {
             problems.append("it would delete \(deletedChannels) of the source's \(storedChannelsBefore) stored channels (more than \(Int(options.maxDeleteShare * 100)) %)")
         }

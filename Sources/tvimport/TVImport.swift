@@ -77,7 +77,7 @@ struct Import: ParsableCommand {
     @OptionGroup var database: DatabaseOption
     @Option(help: "The source name (default: default).") var source: String?
     @Option(help: "The source's priority where sources overlap (higher wins; remembered; default 0).") var priority: Int?
-    @Option(help: "A config file whose channel aliases, whitelists and modules apply.") var config: String?
+    @OptionGroup var configuration: ConfigOption
     @OptionGroup var flags: ImportFlags
     @Flag(inversion: .prefixedNo, help: "Write a change file of this import (for apply and undo).")
     var changeFile = true
@@ -86,7 +86,8 @@ struct Import: ParsableCommand {
 
     func run() throws {
         finish {
-            var job = ImportJob(database: database.resolved(), files: files)
+            let settings = try configuration.load()
+            var job = ImportJob(database: database.resolved(config: settings), files: files)
             job.source = source
             job.dryRun = flags.dryRun
             job.force = flags.force
@@ -96,9 +97,9 @@ struct Import: ParsableCommand {
             job.writeChangeFile = changeFile
             job.writePatch = patchFile
             job.priority = priority
-            if let config {
-                let settings = try JobConfig.load(path: config, requireSources: false)
+            if let settings {
                 (job.channelAliases, job.whitelists, job.userModules) = (settings.channelAliases, settings.whitelists, settings.modules)
+                job.config = settings
             }
             return try job.run()
         }
@@ -116,6 +117,7 @@ struct Edit: ParsableCommand {
             """)
 
     @OptionGroup var database: DatabaseOption
+    @OptionGroup var configuration: ConfigOption
     @Option(name: .customLong("unset"), help: "An attribute to clear (repeatable).") var unset: [String] = []
     @Flag(help: "Also set attributes that the next import overwrites.") var force = false
     @Argument(help: "The entity, for example Channel or Programme.") var entity: String
@@ -128,11 +130,15 @@ struct Edit: ParsableCommand {
 
     func run() throws {
         finish {
-            var edit = EditCommand(database: database.resolved(), entityName: entity, id: id)
+            let settings = try configuration.load()
+            var edit = EditCommand(database: database.resolved(config: settings), entityName: entity, id: id)
             edit.assignments = assignments
             edit.unset = unset
             edit.force = force
-            return (try edit.run(), .success)
+            edit.userModules = settings?.modules ?? []
+            edit.changesDirectory = settings?.changesDirectory
+            let line = try edit.run()
+            return DerivedOutputs.following(line, .success, config: settings, database: edit.database)
         }
     }
 }
@@ -143,10 +149,11 @@ struct Status: ParsableCommand {
         discussion: "Example:\n  tvimport status --format json")
 
     @OptionGroup var database: DatabaseOption
+    @OptionGroup var configuration: ConfigOption
     @Option(help: "Report format.") var format: OutputFormat = .text
 
     func run() throws {
-        finish { (try StatusCommand.run(database: database.resolved(), json: format == .json), .success) }
+        finish { (try StatusCommand.run(database: database.resolved(config: try configuration.load()), json: format == .json), .success) }
     }
 }
 
@@ -187,6 +194,7 @@ struct Run: ParsableCommand {
         StopSignal.install()
         finish {
             let cfg = try config.map { try JobConfig.load(path: $0) } ?? JobConfig.bundledSample()
+            if config == nil { try NightlyJob.checkSampleTarget(cfg) }
             var job = NightlyJob(config: cfg)
             job.dryRun = flags.dryRun
             job.force = flags.force
@@ -246,12 +254,13 @@ struct Channels: ParsableCommand {
             """)
 
     @OptionGroup var database: DatabaseOption
+    @OptionGroup var configuration: ConfigOption
     @Option(help: "Only this source's channels.") var source: String?
     @Flag(help: "Suggest aliases for channels that look like another source's.") var unmapped = false
     @Option(help: "Output format.") var format: OutputFormat = .text
 
     func run() throws {
-        finish { (try ChannelsCommand.run(database: database.resolved(), source: source, unmapped: unmapped, json: format == .json), .success) }
+        finish { (try ChannelsCommand.run(database: database.resolved(config: try configuration.load()), source: source, unmapped: unmapped, json: format == .json), .success) }
     }
 }
 
@@ -287,11 +296,17 @@ struct Apply: ParsableCommand {
             """)
 
     @OptionGroup var database: DatabaseOption
+    @OptionGroup var configuration: ConfigOption
     @Flag(help: "Report what would be applied; change nothing.") var dryRun = false
     @Argument(help: "The change file.") var file: String
 
     func run() throws {
-        finish { try ApplyCommand.apply(database: database.resolved(), file: file, dryRun: dryRun) }
+        finish {
+            let settings = try configuration.load()
+            let path = database.resolved(config: settings)
+            let (line, status) = try ApplyCommand.apply(database: path, file: file, dryRun: dryRun)
+            return dryRun ? (line, status) : DerivedOutputs.following(line, status, config: settings, database: path)
+        }
     }
 }
 
@@ -306,12 +321,15 @@ struct Changes: ParsableCommand {
             """)
 
     @OptionGroup var database: DatabaseOption
-    @Option(help: "The folder of change files (default: changes/ beside the database).") var changes: String?
+    @OptionGroup var configuration: ConfigOption
+    @Option(help: "The folder of change files (default: the config's, else changes/ beside the database).") var changes: String?
     @Option(name: .customLong("patch"), help: "The run whose change file to print as JSON Patch.") var runID: String
 
     func run() throws {
         finish {
-            let files = changes.map { ChangeFiles(directory: $0) } ?? ChangeFiles(database: database.resolved())
+            let settings = try configuration.load()
+            let files = changes.map { ChangeFiles(directory: $0) } ?? settings.map { ChangeFiles(directory: $0.changesDirectory) }
+                ?? ChangeFiles(database: database.resolved(config: settings))
             return (try files.patch(of: runID), .success)
         }
     }
@@ -319,18 +337,24 @@ struct Changes: ParsableCommand {
 
 struct Undo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Revert this database's last import by applying the inverse of its change file.",
+        abstract: "Revert this database's newest change (an import, a run or an edit) by applying the inverse of its change file.",
         discussion: """
-            All or nothing: if an object changed since (a later import, an apply, an edit), the conflicts are listed, nothing changes and the exit status is 65. A second undo reverts the import before; with none left, exit 66.
+            All or nothing: if an object changed since (an apply, or an edit not recorded), the conflicts are listed, nothing changes and the exit status is 65. A second undo reverts the change before; with none left, exit 66. With --config, the feeds, the XMLTV file and the bucket it names are rewritten to match; the next run fetches and imports every source in full.
 
             Example:
               tvimport undo --db tv.sqlite
             """)
 
     @OptionGroup var database: DatabaseOption
+    @OptionGroup var configuration: ConfigOption
 
     func run() throws {
-        finish { try ApplyCommand.undo(database: database.resolved()) }
+        finish {
+            let settings = try configuration.load()
+            let path = database.resolved(config: settings)
+            let (line, status) = try ApplyCommand.undo(database: path)
+            return DerivedOutputs.following(line, status, config: settings, database: path)
+        }
     }
 }
 

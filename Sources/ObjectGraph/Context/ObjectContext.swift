@@ -323,6 +323,26 @@ public final class ObjectContext {
         return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments.map(\.databaseValue))) ?? 0
     }
 
+    /// Forgets the content hash (model metadata `hash`) of the objects of `entityName` that match
+    /// `predicate`, so that the next merge compares their values instead of trusting the hash:
+    /// what a change of the rules that mapped them (a whitelist, an alias) needs. The hash is a
+    /// cache of the merge, not a value of the object: observers are not told, nothing is recorded.
+    /// Returns how many objects had one.
+    @discardableResult
+    public func forgetContentHashes(_ entityName: String, where predicate: ObjectPredicate = .all) throws -> Int {
+        try flushInserts()
+        let entity = try model.requireEntity(entityName)
+        guard let hashKey = entity.userInfo["hash"], entity.attribute(hashKey) != nil else { return 0 }
+        let table = model.entity(entity.rootName)!
+        var arguments: [Value] = []
+        var sql = "UPDATE \(quote(table.name)) SET \(quote(hashKey)) = NULL WHERE \(quote(hashKey)) IS NOT NULL AND " + (try predicate.sql(entity, &arguments))
+        if table.descendants.count > 1 && entity.descendants.count < table.descendants.count {
+            sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
+        }
+        try db.execute(sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
+        return db.changesCount
+    }
+
     /// The members of a to-many relationship (or the object of a to-one) of `id`.
     public func members(of id: ObjectID, _ relationshipName: String) throws -> [ObjectID] {
         let entity = try model.requireEntity(id.entity)

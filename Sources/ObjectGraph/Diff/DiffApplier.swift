@@ -307,6 +307,13 @@ final class Applier {
             if !refused.contains(NodeKey(node)) {
                 var values: [String: Value] = [:]
                 for (key, change) in node.attributes { values[key] = change.new.coerced(to: entity.attribute(key)!.type) }
+                // The entity's content hash (model metadata `hash`) describes the values an import
+                // last wrote; a document never carries it (`diff: exclude`), so after this write
+                // it is unknown: cleared, the next import compares the values themselves. The
+                // object's own values and its owned members' alike change what it hashes.
+                if let hashKey = entity.userInfo["hash"], node.attributes[hashKey] == nil, entity.attribute(hashKey) != nil {
+                    values[hashKey] = .null
+                }
                 do {
                     if !values.isEmpty { try context.update(id, values) }
                     for (key, rel) in node.relationships {

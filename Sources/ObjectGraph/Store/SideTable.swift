@@ -143,3 +143,12 @@ extension ObjectContext {
         try db.execute(sql: table.saveSQL, arguments: StatementArguments(arguments))
     }
 }
+
+extension ObjectContext {
+    /// Removes every row of a side table inside this context's transaction (nothing when the
+    /// table does not exist).
+    public func removeAllRows(in table: SideTable) throws {
+        guard try db.tableExists(table.name) else { return }
+        try db.execute(sql: "DELETE FROM \(quote(table.name))")
+    }
+}
