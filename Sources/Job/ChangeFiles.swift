@@ -225,9 +225,8 @@ public enum ApplyCommand {
             report = try UndoTransaction.run(document.inverted(), on: store) { context in
                 try ChangeRegister.markUndone(entry, in: context)
                 try ChangeRegister.restorePriorities(priorities, in: context)
-                // The sources' rows no longer hold what their last downloads and rules gave.
+                // The sources' rows no longer hold what their last downloads gave.
                 try FetchState.forgetAll(in: context)
-                try context.removeAllRows(in: SourceSettings.table)
             }
         } catch let error as DiffError {
             log(.dataError, "\(what): \(error)")

@@ -54,6 +54,8 @@ import Testing
         ["import s1 r0", "revise s1", "import s1", "undo", "import s1"],
         // Item 3: undo rewrites the feeds and the XMLTV file the config names.
         ["run", "revise s2", "run", "undo"],
+        // Undo forgets each source's last download: the next run imports the source again.
+        ["run", "revise s2", "run", "undo", "run"],
         // Item 4: an alias added to the config applies at the next run, download unchanged.
         ["run", "alias on", "run"],
         // Item 7: an edit is undone on its own; the import before it can be undone after.
