@@ -218,7 +218,7 @@ public enum ApplyCommand {
             throw JobError(missing ? .noInput : .dataError, "cannot undo the import \(entry.runID): its change file \(entry.path) "
                            + (missing ? "is missing (removed, or pruned after changeFilesDays)" : "is unreadable: \(error)") + "; nothing changed")
         }
-        let what = "undo of the import \(entry.runID) (\(entry.path))"
+        let what = "undo of \(try ChangeRegister.describe(entry, in: store).about), made \(entry.runID) (\(entry.path))"
         let priorities = try ChangeRegister.priorities(before: entry, in: store)
         let report: ApplyReport
         do {
@@ -288,11 +288,53 @@ public enum ChangeRegister {
         AttributeDescription("priorities", .string, optional: false),
     ])
 
+    /// What each change was, in words (`about`): what `undo` and the pages say they revert
+    /// ("the edit of Programme RTE2.ie/... (note)", "the import of source ie (...)").
+    static let descriptions = SideTable(name: "_tvimport_change_about", key: "runID", columns: [
+        AttributeDescription("kind", .string, optional: false),
+        AttributeDescription("about", .string, optional: false),
+    ])
+
+    /// What kind of change a file holds, for the words of `undo` and its confirmation.
+    public enum Kind: String, Sendable {
+        case importing = "import", run, edit, apply
+    }
+
+    /// A change as `undo` and the pages describe it before reverting it.
+    public struct Description: Sendable, Equatable {
+        public var runID: String
+        public var kind: Kind?
+        /// "the import of source ie (202 inserted, 16 updated, 17 deleted programmes)"; "the change
+        /// RUNID" for a change of an earlier version, which recorded no words.
+        public var about: String
+        /// When it was made (its run id's time).
+        public var time: String
+    }
+
+    /// The newest change not undone yet, described; nil when there is none.
+    public static func latestDescription(in store: Store) throws -> Description? {
+        guard let entry = try latest(in: store) else { return nil }
+        return try describe(entry, in: store)
+    }
+
+    static func describe(_ entry: Entry, in store: Store) throws -> Description {
+        let row = try store.row(forKey: entry.runID, in: descriptions)
+        let id = entry.runID
+        let time = id.count >= 16 ? "\(id.prefix(4))-\(id.dropFirst(4).prefix(2))-\(id.dropFirst(6).prefix(2)) \(id.dropFirst(9).prefix(2)):\(id.dropFirst(11).prefix(2)):\(id.dropFirst(13).prefix(2)) UTC" : id
+        return Description(runID: id, kind: row?["kind"]?.stringValue.flatMap(Kind.init(rawValue:)),
+                           about: row?["about"]?.stringValue ?? "the change \(id)", time: time)
+    }
+
     /// Records a change file written for this database (its run id is the file's name), with the
-    /// priorities the sources had before the change when it may have set one.
-    public static func record(path: String, in store: Store, prioritiesBefore priorities: [String: Int]? = nil) throws {
+    /// priorities the sources had before the change when it may have set one, and what it was.
+    public static func record(path: String, in store: Store, prioritiesBefore priorities: [String: Int]? = nil,
+                              kind: Kind? = nil, about: String? = nil) throws {
         let runID = String((path as NSString).lastPathComponent.dropLast(".json".count))
         try store.create(table)
+        if let kind, let about {
+            try store.create(descriptions)
+            try store.save(["kind": .string(kind.rawValue), "about": .string(about)], forKey: runID, in: descriptions)
+        }
         if let priorities {
             try store.create(prioritiesBefore)
             let text = priorities.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: "\n")

@@ -90,7 +90,10 @@ public struct ImportJob {
         var changeFile: String?
         if let recording {
             changeFile = try? recording.finish()
-            if let changeFile { try? ChangeRegister.record(path: changeFile, in: store, prioritiesBefore: prioritiesBefore) }
+            if let changeFile {
+                try? ChangeRegister.record(path: changeFile, in: store, prioritiesBefore: prioritiesBefore, kind: .importing,
+                                           about: "the import of source \(sourceName)" + report.countsInWords)
+            }
         }
         if !dryRun {
             try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,

@@ -146,7 +146,8 @@ public struct EditCommand {
             return try context.update(object, all)
         }.result
         if let recording, let path = try recording.finish() {
-            try ChangeRegister.record(path: path, in: store)
+            try ChangeRegister.record(path: path, in: store, kind: .edit,
+                                      about: "the edit of \(entity.name) \(id) (\(changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }.joined(separator: ", ")))")
         }
         let visible = changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }
         let outcome = visible.isEmpty ? "\(entity.name) \(id): nothing changed" : "\(entity.name) \(id): set \(visible.joined(separator: ", "))"

@@ -84,7 +84,10 @@ public struct NightlyJob {
         if let recording {
             do {
                 if let file = try recording.finish() {
-                    try ChangeRegister.record(path: file, in: store, prioritiesBefore: prioritiesBefore)
+                    let applied = report.sources.filter { $0.status == "applied" }.map(\.name)
+                    try ChangeRegister.record(path: file, in: store, prioritiesBefore: prioritiesBefore, kind: .run,
+                                              about: "the run of " + (applied.isEmpty ? "retention" : "source" + (applied.count == 1 ? " " : "s ")
+                                                  + applied.joined(separator: ", ")) + report.countsInWords)
                     changeFileLine = "changes: \(file)"
                 }
             } catch {

@@ -37,6 +37,11 @@ public struct RunReport: Sendable {
                     d["guard"] = .string(r.guardVerdict)
                     d["programmesRead"] = count(r.programmesRead)
                     d["duplicatesDropped"] = count(r.duplicatesDropped)
+                    d["lostEdits"] = .array(r.lostEdits.map { edit in
+                        .object(["channel": .string(edit.channel), "start": .string(UTCTime.iso8601(edit.start)),
+                                 "title": edit.title.map(JSONValue.string) ?? .null,
+                                 "values": .object(edit.values.mapValues(JSONValue.string))])
+                    })
                     // What the shown guide (feeds, XMLTV export, serve) changed by, once sources were resolved.
                     func shown(_ t: MergeTally) -> JSONValue { .object(["inserted": count(t.inserted), "updated": count(t.updated), "deleted": count(t.deleted)]) }
                     d["shown"] = .object(["Channel": shown(r.shownChannels), "Programme": shown(r.shownProgrammes)])
@@ -65,6 +70,19 @@ public struct RunReport: Sendable {
     /// A short text for people: one line per source and entity, the warnings counted by kind
     /// (verbose: each with its file and line), and (verbose or dry run) the changes grouped by
     /// channel, capped.
+    /// " (202 inserted, 16 updated, 17 deleted programmes)": what the shown guide changed by.
+    var countsInWords: String {
+        var t = MergeTally()
+        for s in sources { if let r = s.report { t += r.shownProgrammes } }
+        return " (\(t.inserted) inserted, \(t.updated) updated, \(t.deleted) deleted programmes)"
+    }
+
+    /// `RTE2.ie 2026-11-27T08:45:00Z "Hockey World Cup": note="record this"`.
+    static func describe(_ edit: LostEdit) -> String {
+        "\(edit.channel) \(UTCTime.iso8601(edit.start))" + (edit.title.map { " \"\($0)\"" } ?? "") + ": "
+            + edit.values.sorted { $0.key < $1.key }.map { "\($0.key)=\"\($0.value)\"" }.joined(separator: ", ")
+    }
+
     public func text(showChanges: Bool, context: ObjectContext?, maxChangesPerChannel: Int = 20, listWarnings: Bool = false) -> String {
         var lines: [String] = []
         if dryRun { lines.append("Dry run: nothing was changed.") }
@@ -86,6 +104,12 @@ public struct RunReport: Sendable {
                 // Other sources overlap this one: say what the shown guide did.
                 lines.append("  shown guide: channels \(shownChannels.inserted) inserted, \(shownChannels.updated) updated, \(shownChannels.deleted) deleted; "
                              + "programmes \(shown.inserted) inserted, \(shown.updated) updated, \(shown.deleted) deleted")
+            }
+            if !r.lostEdits.isEmpty {
+                // Said even without --verbose: a user's note went with a programme the guide cancelled.
+                lines.append("  local edits lost: \(plural(r.lostEdits.count, "deleted programme")) carried them")
+                for edit in r.lostEdits.prefix(20) { lines.append("    " + Self.describe(edit)) }
+                if r.lostEdits.count > 20 { lines.append("    … and \(r.lostEdits.count - 20) more (--format json lists all)") }
             }
             if !r.warnings.isEmpty {
                 var byKind: [String: Int] = [:]

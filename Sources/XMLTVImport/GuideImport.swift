@@ -73,6 +73,8 @@ public struct SourceImportReport: Sendable {
     public var windows: [String: (start: Int64, end: Int64)] = [:]
     public var warnings: [ImportWarning] = []
     public var changes: [MergeChange] = []
+    /// Shown programmes this import deleted that carried local edits (a note, a reminder, ...).
+    public var lostEdits: [LostEdit] = []
     /// The safety guard's verdict, in words.
     public var guardVerdict = "passed"
     /// Programmes merged: the programme elements read, less duplicates and channels left out.
@@ -192,9 +194,12 @@ public final class GuideImporter {
                                          : [channelLayout, sourceChannelLayout])
         try context.addObserver(collector)
         try context.addObserver(changedSlots)
+        lostEdits = LostEditsObserver(model: model)
+        try context.addObserver(lostEdits)
     }
 
     private let collector: MergeChangeCollector
+    private let lostEdits: LostEditsObserver
 
     /// The canonical ids of channels shared by several sources (those with source rows).
     private func sharedChannelIDs() throws -> [Value] {
@@ -342,6 +347,12 @@ public final class GuideImporter {
         if let resolver {
             report.shownChannels += resolver.channels
             report.shownProgrammes += resolver.programmes
+        }
+        try context.processPendingChanges()
+        report.lostEdits = try lostEdits.lost.map { row, edit in
+            var edit = edit
+            if let row, let id = try context.object(ObjectID(entity: "Channel", rowID: row), keys: ["xmltvId"])?["xmltvId"].stringValue { edit.channel = id }
+            return edit
         }
         return report
     }
