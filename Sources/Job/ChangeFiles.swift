@@ -369,9 +369,15 @@ public enum ChangeRegister {
     /// A recorded path as a file to open: entries of earlier versions were recorded relative to
     /// the working directory of their run (`./changes/...`), which was the database's folder in
     /// the usual set-up; they are read against that folder, whatever the working directory now.
+    ///
+    /// A database copied or moved with its `changes/` folder (a backup restored, a test's copy)
+    /// reads the file of that name beside itself, never the original's: an undo must not
+    /// rename another database's files.
     static func resolved(_ path: String, store: Store) -> String {
-        if path.hasPrefix("/") { return path }
         let folder = (ChangeFiles.absolute(store.path) as NSString).deletingLastPathComponent
+        let beside = folder + "/changes/" + (path as NSString).lastPathComponent
+        if FileManager.default.fileExists(atPath: beside) { return beside }
+        if path.hasPrefix("/") { return path }
         return ChangeFiles.absolute(path, against: folder)
     }
 

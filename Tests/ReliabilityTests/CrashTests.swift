@@ -55,6 +55,14 @@ struct CrashTests {
         #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
     }
 
+    /// `undo` reverts an import in one transaction that also marks it undone: killed anywhere, it
+    /// leaves the state before the undo or after it, and an undo that did not commit can be run again.
+    @Test func killedUndosLeaveTheStateBeforeOrAfter() throws {
+        let r = try crashTest(["3", "--mode", "undo", "--channels", "30", "--days", "2"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("3 kills"), "\(r.stdout)")
+    }
+
     @Test func concurrentImportsSerialise() throws {
         let r = try crashTest(["0", "--concurrent", "3", "--channels", "20", "--days", "2"])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
