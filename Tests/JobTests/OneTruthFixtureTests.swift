@@ -1,0 +1,208 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// One truth on a real guide: two grabs of the Irish Freeview feed (`../shared/fixtures/xmltv`,
+/// eight hours apart, 9 channels), moved two years ahead so that they have a future. Each test is
+/// one of issue 33's findings, run with the `tvimport` binary as a user runs it.
+@Suite(.serialized, .enabled(if: Shared.hasFixtures, "needs ../shared/fixtures/xmltv beside the repository"))
+struct OneTruthFixtureTests {
+    static let grabA = "freeview_ie_2025-10-25T1606.xml", grabB = "freeview_ie_2025-10-26T0027.xml"
+
+    /// A grab with its years moved ahead (the safety guard wants a future).
+    func write(_ fixture: String, to name: String, in box: Sandbox) throws {
+        let text = try String(contentsOfFile: Shared.fixture(fixture), encoding: .utf8)
+            .replacingOccurrences(of: "start=\"2025", with: "start=\"2027").replacingOccurrences(of: "stop=\"2025", with: "stop=\"2027")
+        try box.write(name, text)
+    }
+
+    func sqlite(_ box: Sandbox, _ db: String, _ sql: String) throws -> String {
+        let r = try Subprocess.run("sqlite3", [box.path(db), sql])
+        #expect(r.status == 0 && r.stderr.isEmpty, "sqlite3 \(sql): \(r.stderr)")
+        return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Every programme as the guide shows it, row ids aside.
+    func guide(_ box: Sandbox, _ db: String) throws -> String {
+        try sqlite(box, db, "SELECT c.xmltvId, p.start, p.clumpIndex, p.stop, p.title, p.subTitle, p.desc, p.note FROM Programme p JOIN Channel c ON c._pk = p.channel ORDER BY 1, 2, 3")
+    }
+
+    // Item 1: `undo` left content hashes that made the next import of the same grab a no-op.
+    @Test func reimportAfterUndoRepairsEveryRow() throws {
+        let box = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: box)
+        try write(Self.grabB, to: "b.xml", in: box)
+        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
+        let first = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "b.xml"])
+        #expect(try box.run(["undo", "--db", "tv.sqlite"]).status == 0)
+        let again = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "b.xml"])
+        func programmes(_ r: Result) throws -> [String: Int] {
+            let json = try #require(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let summary = try #require((json["summary"] as? [String: Any])?["Programme"] as? [String: Int])
+            return summary.filter { ["inserted", "updated", "deleted"].contains($0.key) }
+        }
+        #expect(try programmes(first) == programmes(again), "the re-import after undo must redo what the first did")
+        #expect(try programmes(again)["updated"] ?? 0 > 0)
+        // And the guide is the one a fresh database gets from a then b.
+        try box.run(["import", "--db", "fresh.sqlite", "--quiet", "a.xml"])
+        try box.run(["import", "--db", "fresh.sqlite", "--quiet", "b.xml"])
+        let shown = try guide(box, "tv.sqlite")
+        #expect(shown.split(separator: "\n").count > 1000)
+        #expect(shown == (try guide(box, "fresh.sqlite")))
+    }
+
+    func config(_ box: Sandbox, aliases: String = "", modules: Bool = false) throws {
+        let module = #", "modules": [{"name": "mine", "entities": [{"name": "Programme", "placeholder": true, "attributes": [{"name": "stars", "type": "integer"}]}]}]"#
+        try box.write("config.json", """
+            {"database": "data/tv.sqlite", "output": "feeds", "xmltv": "guide.xml", "retentionDays": 0,
+             "sources": [{"name": "ie", "url": "grab.xml"}], "channels": {\(aliases)}\(modules ? module : "")}
+            """)
+        try FileManager.default.createDirectory(atPath: box.path("data"), withIntermediateDirectories: true)
+    }
+
+    // Item 3: `undo` rewrites the feeds and the XMLTV file its config names.
+    @Test func undoWithTheConfigRewritesItsOutputs() throws {
+        let box = try Sandbox()
+        try config(box)
+        try write(Self.grabA, to: "grab.xml", in: box)
+        #expect(try box.run(["run", "--config", "config.json", "--quiet"]).status == 0)
+        let afterA = box.snapshot(["feeds", "guide.xml"])
+        try write(Self.grabB, to: "grab.xml", in: box)
+        #expect(try box.run(["run", "--config", "config.json", "--quiet"]).status == 0)
+        #expect(!sameBytes(afterA, box.snapshot(["feeds", "guide.xml"])))
+        let undo = try box.run(["undo", "--config", "config.json"])
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(undo.stdout.contains("the run of source ie"), "\(undo.stdout)")
+        // The XMLTV file and every feed are those of grab A again (stamps aside: an undo is a change
+        // for calendars, SEQUENCE grows).
+        #expect(box.bytes("guide.xml") == afterA[box.path("guide.xml")]?.0)
+        func events(_ snapshot: [String: (Data, Date)]) -> [String: String] {
+            snapshot.filter { $0.key.hasSuffix(".ics") }.mapValues { String(decoding: $0.0, as: UTF8.self).components(separatedBy: "\r\n")
+                .filter { !$0.hasPrefix("DTSTAMP") && !$0.hasPrefix("LAST-MODIFIED") && !$0.hasPrefix("SEQUENCE") }.joined(separator: "\n") }
+        }
+        #expect(events(box.snapshot(["feeds"])) == events(afterA))
+        // The next run imports grab B again (the undo forgot the download it had applied).
+        let rerun = try box.run(["run", "--config", "config.json", "--format", "json"])
+        #expect(rerun.stdout.contains("\"applied\""), "\(rerun.stdout.prefix(400))")
+    }
+
+    // Item 4: an alias added to the config applies at the next run although the download did not
+    // change, and moving a channel's programmes to the canonical id is not a deletion for the guard.
+    @Test func anAliasAddedToTheConfigAppliesAtTheNextRun() throws {
+        let box = try Sandbox()
+        try config(box)
+        try write(Self.grabA, to: "grab.xml", in: box)
+        #expect(try box.run(["run", "--config", "config.json", "--quiet"]).status == 0)
+        let rte2 = try sqlite(box, "data/tv.sqlite", "SELECT programmeCount FROM Channel WHERE xmltvId = 'RTE2.ie'")
+        #expect(Int(rte2) ?? 0 > 100)
+        try config(box, aliases: #""rte2.canonical": {"aliases": ["RTE2.ie"]}"#)
+        let r = try box.run(["run", "--config", "config.json"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stdout.contains("applied"), "\(r.stdout)")
+        #expect(try sqlite(box, "data/tv.sqlite", "SELECT programmeCount FROM Channel WHERE xmltvId = 'rte2.canonical'") == rte2)
+        #expect(try sqlite(box, "data/tv.sqlite", "SELECT count(*) FROM Channel WHERE xmltvId = 'RTE2.ie'") == "0")
+        #expect(FileManager.default.fileExists(atPath: box.path("feeds/rte2.canonical.ics")))
+    }
+
+    // Item 5: `tvimport` alone (the bundled sample) never writes into a database of other sources.
+    @Test func theSampleRunRefusesADatabaseOfOtherSources() throws {
+        let box = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: box)
+        try box.run(["import", "--db", "mine.sqlite", "--source", "ie", "--quiet", "a.xml"])
+        let before = try guide(box, "mine.sqlite")
+        #expect(!before.isEmpty)
+        let r = try box.run([], environment: ["TVIMPORT_DB": box.path("mine.sqlite")])
+        #expect(r.status == 64, "\(r.stdout)\n\(r.stderr)")
+        #expect(r.stderr.contains("holds other sources (ie)") && r.stderr.contains("--config"), "\(r.stderr)")
+        #expect(try guide(box, "mine.sqlite") == before)
+        #expect(!FileManager.default.fileExists(atPath: box.path("feeds")))
+        // A fresh folder still gets the sample.
+        let sample = try Sandbox()
+        #expect(try sample.run([]).status == 0)
+        #expect(try sample.run([]).status == 0, "a second sample run into the sample's own database is fine")
+    }
+
+    // Item 6: every command takes --config and uses its database; `import --config` records its modules.
+    @Test func everyDatabaseCommandTakesTheConfig() throws {
+        let box = try Sandbox()
+        try config(box, modules: true)
+        try write(Self.grabA, to: "grab.xml", in: box)
+        let imported = try box.run(["import", "--config", "config.json", "--source", "ie", "--quiet", "grab.xml"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(FileManager.default.fileExists(atPath: box.path("data/tv.sqlite")))
+        #expect(!FileManager.default.fileExists(atPath: box.path("tvimport.sqlite")), "import --config writes the config's database")
+        #expect(FileManager.default.fileExists(atPath: box.path("guide.xml")), "import --config refreshes the config's XMLTV file")
+        let runID = try sqlite(box, "data/tv.sqlite", "SELECT runID FROM _tvimport_changes")
+        for command in [["status"], ["channels"], ["changes", "--patch", runID]] {
+            let r = try box.run(command + ["--config", "config.json"])
+            #expect(r.status == 0, "\(command): \(r.stderr)")
+        }
+        // The module recorded by import: its attribute is editable without the config, too.
+        let programme = try sqlite(box, "data/tv.sqlite", "SELECT _pk FROM Programme LIMIT 1")
+        let edit = try box.run(["edit", "--db", "data/tv.sqlite", "Programme", "#" + programme, "stars=4"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        #expect(try sqlite(box, "data/tv.sqlite", "SELECT stars FROM Programme WHERE _pk = \(programme)") == "4")
+        #expect(try box.run(["undo", "--config", "config.json"]).status == 0, "the edit, undone")
+        let undo = try box.run(["undo", "--config", "config.json"])
+        #expect(undo.status == 0, "\(undo.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("tvimport.sqlite")))
+    }
+
+    // Item 7: a CLI edit writes a change file; undo reverts it, then the import before it.
+    @Test func anEditIsUndoneOnItsOwnAndNeverBlocksTheImportBefore() throws {
+        let box = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: box)
+        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
+        let edit = try box.run(["edit", "--db", "tv.sqlite", "Channel", "RTE2.ie", "customName=Two", "hidden=true"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let first = try box.run(["undo", "--db", "tv.sqlite"])
+        #expect(first.status == 0 && first.stdout.contains("the edit of Channel RTE2.ie"), "\(first.stdout)\(first.stderr)")
+        #expect(try sqlite(box, "tv.sqlite", "SELECT customName IS NULL, hidden FROM Channel WHERE xmltvId = 'RTE2.ie'") == "1|0")
+        // An edit of another object later does not block undoing the import.
+        try box.run(["edit", "--db", "tv.sqlite", "Channel", "RTE2.ie", "favourite=true"])
+        #expect(try box.run(["undo", "--db", "tv.sqlite"]).status == 0)
+        let second = try box.run(["undo", "--db", "tv.sqlite"])
+        #expect(second.status == 0 && second.stdout.contains("the import of source default"), "\(second.stdout)\(second.stderr)")
+        #expect(try sqlite(box, "tv.sqlite", "SELECT count(*) FROM Programme") == "0")
+    }
+
+    // Item 8: change files are recorded by absolute path; undo works from any directory, and an
+    // entry of an earlier version (relative to the run's folder) is read beside the database.
+    @Test func undoWorksFromAnyWorkingDirectory() throws {
+        let box = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: box)
+        try FileManager.default.createDirectory(atPath: box.path("elsewhere"), withIntermediateDirectories: true)
+        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
+        let path = try sqlite(box, "tv.sqlite", "SELECT path FROM _tvimport_changes")
+        #expect(path.hasPrefix("/"), "recorded: \(path)")
+        try box.run(["edit", "--db", "tv.sqlite", "Channel", "RTE2.ie", "customName=Two"])
+        // As an earlier version recorded it.
+        let name = try sqlite(box, "tv.sqlite", "SELECT runID FROM _tvimport_changes ORDER BY runID DESC LIMIT 1")
+        _ = try sqlite(box, "tv.sqlite", "UPDATE _tvimport_changes SET path = './changes/\(name).json' WHERE runID = '\(name)'")
+        let r = try Subprocess.run(binaryPath, ["undo", "--db", box.path("tv.sqlite")], in: box.dir.appendingPathComponent("elsewhere"))
+        #expect(r.status == 0, "\(r.stderr)")
+        let r2 = try Subprocess.run(binaryPath, ["undo", "--db", box.path("tv.sqlite")], in: box.dir.appendingPathComponent("elsewhere"))
+        #expect(r2.status == 0, "\(r2.stderr)")
+        #expect(try sqlite(box, "tv.sqlite", "SELECT count(*) FROM Programme") == "0")
+    }
+
+    // Item 9: an import that deletes a programme carrying a local edit says so.
+    @Test func theReportNamesLocalEditsLostWithADeletedProgramme() throws {
+        let box = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: box)
+        try write(Self.grabB, to: "b.xml", in: box)
+        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
+        // Morning Ireland of 2027-10-27 07:00 UTC on RTÉ News is in grab A, not in grab B.
+        let edit = try box.run(["edit", "--db", "tv.sqlite", "Programme", "RTENews.ie/2027-10-27T07:00:00Z", "note=record this"])
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let text = try box.run(["import", "--db", "tv.sqlite", "--dry-run", "b.xml"])
+        #expect(text.stdout.contains("local edits lost: 1 deleted programme"), "\(text.stdout)")
+        #expect(text.stdout.contains("RTENews.ie 2027-10-27T07:00:00Z \"Morning Ireland\": note=\"record this\""), "\(text.stdout)")
+        let json = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "b.xml"])
+        let document = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let lost = try #require(((document["sources"] as? [[String: Any]])?.first?["lostEdits"]) as? [[String: Any]])
+        #expect(lost.count == 1)
+        #expect(lost.first?["channel"] as? String == "RTENews.ie")
+        #expect((lost.first?["values"] as? [String: String])?["note"] == "record this")
+    }
+}
