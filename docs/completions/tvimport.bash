@@ -266,12 +266,15 @@ _tvimport_channels() {
     repeating_flags=()
     non_repeating_flags=(--unmapped --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --source --format)
+    non_repeating_options=(--db --config --source --format)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    '--config')
         return
         ;;
     '--source')
@@ -307,12 +310,15 @@ _tvimport_edit() {
     repeating_flags=()
     non_repeating_flags=(--force --version -h --help)
     repeating_options=(--unset)
-    non_repeating_options=(--db)
+    non_repeating_options=(--db --config)
     __tvimport_offer_flags_options -1
 
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    '--config')
         return
         ;;
     '--unset')
@@ -325,12 +331,15 @@ _tvimport_status() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --format)
+    non_repeating_options=(--db --config --format)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    '--config')
         return
         ;;
     '--format')
@@ -363,12 +372,15 @@ _tvimport_apply() {
     repeating_flags=()
     non_repeating_flags=(--dry-run --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db)
+    non_repeating_options=(--db --config)
     __tvimport_offer_flags_options 1
 
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    '--config')
         return
         ;;
     esac
@@ -378,12 +390,15 @@ _tvimport_undo() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--db)
+    non_repeating_options=(--db --config)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    '--config')
         return
         ;;
     esac
@@ -393,12 +408,15 @@ _tvimport_changes() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --changes --patch)
+    non_repeating_options=(--db --config --changes --patch)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
     case "${prev}" in
     '--db')
+        return
+        ;;
+    '--config')
         return
         ;;
     '--changes')

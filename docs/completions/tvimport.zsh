@@ -59,7 +59,7 @@ _tvimport() {
             'status:Show what is stored and the last runs.'
             'model:Print the merged entity model: entities, keys, whitelists, delete rules and modules.'
             'apply:Apply a change file (from changes/ of another database) to this database.'
-            'undo:Revert this database'\''s last import by applying the inverse of its change file.'
+            'undo:Revert this database'\''s newest change (an import, a run or an edit) by applying the inverse of its change file.'
             'changes:Print a change file as RFC 6902 JSON Patch.'
             'serve:Serve the feeds, the guide and the model'\''s pages over HTTP (127.0.0.1:8080).'
             'help:Show subcommand help information.'
@@ -106,7 +106,7 @@ _tvimport_import() {
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
         '--source[The source name (default\: default).]:source:'
         '--priority[The source'\''s priority where sources overlap (higher wins; remembered; default 0).]:priority:'
-        '--config[A config file whose channel aliases, whitelists and modules apply.]:config:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
         '--dry-run[Do everything up to the commit, print what would change, change nothing.]'
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
         '--force[Ignore HTTP validators and the safety guard.]'
@@ -145,6 +145,7 @@ _tvimport_channels() {
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
         '--source[Only this source'\''s channels.]:source:'
         '--unmapped[Suggest aliases for channels that look like another source'\''s.]'
         '--format[Output format.]:format:{__tvimport_complete "${___format[@]}"}'
@@ -176,6 +177,7 @@ _tvimport_edit() {
     local -i ret=1
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
         '*--unset[An attribute to clear (repeatable).]:unset:'
         '--force[Also set attributes that the next import overwrites.]'
         ':entity:'
@@ -194,6 +196,7 @@ _tvimport_status() {
     local -ar ___format=('text' 'json')
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
         '--format[Report format.]:format:{__tvimport_complete "${___format[@]}"}'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
@@ -221,6 +224,7 @@ _tvimport_apply() {
     local -i ret=1
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
         '--dry-run[Report what would be applied; change nothing.]'
         ':file:'
         '--version[Show the version.]'
@@ -235,6 +239,7 @@ _tvimport_undo() {
     local -i ret=1
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
     )
@@ -247,7 +252,8 @@ _tvimport_changes() {
     local -i ret=1
     local -ar arg_specs=(
         '--db[The SQLite database (default\: the config'\''s database, else $TVIMPORT_DB, else ./tvimport.sqlite).]:db:'
-        '--changes[The folder of change files (default\: changes/ beside the database).]:changes:'
+        '--config[The configuration file (JSON)\: its database, outputs, modules, aliases and whitelists apply.]:config:'
+        '--changes[The folder of change files (default\: the config'\''s, else changes/ beside the database).]:changes:'
         '--patch[The run whose change file to print as JSON Patch.]:patch:'
         '--version[Show the version.]'
         '(-h --help)'{-h,--help}'[Show help information.]'
