@@ -219,7 +219,7 @@ public enum ApplyCommand {
                            + (missing ? "is missing (removed, or pruned after changeFilesDays)" : "is unreadable: \(error)") + "; nothing changed")
         }
         let what = "undo of \(try ChangeRegister.describe(entry, in: store).about), made \(entry.runID) (\(entry.path))"
-        let priorities = try ChangeRegister.priorities(before: entry, in: store)
+        let priorities = try ChangeRegister.priorities(of: entry.runID, in: store)
         let report: ApplyReport
         do {
             report = try UndoTransaction.run(document.inverted(), on: store) { context in
@@ -283,9 +283,11 @@ public enum ChangeRegister {
     }
 
     /// What else a change replaced that its change file does not hold: the sources' remembered
-    /// priorities before it (an import may set one). `undo` puts them back with the rows.
-    static let prioritiesBefore = SideTable(name: "_tvimport_change_priorities", key: "runID", columns: [
-        AttributeDescription("priorities", .string, optional: false),
+    /// priorities before and after it (an import may set one). `undo` puts back those before it
+    /// with the rows, redo those after it.
+    static let priorities = SideTable(name: "_tvimport_change_priorities", key: "runID", columns: [
+        AttributeDescription("before", .string, optional: false),
+        AttributeDescription("after", .string, optional: false),
     ])
 
     /// What each change was, in words (`about`): what `undo` and the pages say they revert
@@ -335,18 +337,22 @@ public enum ChangeRegister {
             try store.create(descriptions)
             try store.save(["kind": .string(kind.rawValue), "about": .string(about)], forKey: runID, in: descriptions)
         }
-        if let priorities {
-            try store.create(prioritiesBefore)
-            let text = priorities.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: "\n")
-            try store.save(["priorities": .string(text)], forKey: runID, in: prioritiesBefore)
+        if let before = priorities {
+            func text(_ priorities: [String: Int]) -> String {
+                priorities.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: "\n")
+            }
+            try store.create(Self.priorities)
+            let after = try SourcePriorities.all(in: store)
+            try store.save(["before": .string(text(before)), "after": .string(text(after))], forKey: runID, in: Self.priorities)
         }
         try store.save(["path": .string(path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(false)],
                        forKey: runID, in: table)
     }
 
-    /// The priorities recorded before `entry`'s change (read before the undo's transaction).
-    static func priorities(before entry: Entry, in store: Store) throws -> String? {
-        try store.row(forKey: entry.runID, in: prioritiesBefore)?["priorities"]?.stringValue
+    /// The priorities recorded before (or after) the change `runID` (read before the undo's or
+    /// redo's transaction).
+    static func priorities(of runID: String, after: Bool = false, in store: Store) throws -> String? {
+        try store.row(forKey: runID, in: priorities)?[after ? "after" : "before"]?.stringValue
     }
 
     /// Puts back priorities as `priorities(before:in:)` read them, inside the undo's transaction.
@@ -381,9 +387,9 @@ public enum ChangeRegister {
         return ChangeFiles.absolute(path, against: folder)
     }
 
-    /// Marks an import undone, inside the undo's own transaction.
-    static func markUndone(_ entry: Entry, in context: ObjectContext) throws {
-        try context.save(["path": .string(entry.path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(true)],
+    /// Marks a change undone (or applied again by a redo), inside the undo's own transaction.
+    static func markUndone(_ entry: Entry, undone: Bool = true, in context: ObjectContext) throws {
+        try context.save(["path": .string(entry.path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(undone)],
                          forKey: entry.runID, in: table)
     }
 }
