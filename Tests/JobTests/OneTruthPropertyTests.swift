@@ -60,6 +60,9 @@ import Testing
         ["run", "alias on", "run"],
         // Item 7: an edit is undone on its own; the import before it can be undone after.
         ["import s1 r0", "edit", "undo", "undo"],
+        // serve's edit, undo and redo (the page's buttons) are changes like the others, and the
+        // outputs of serve's config follow them.
+        ["import s1 r0", "serve-edit", "page-undo", "page-redo", "undo", "page-redo", "run"],
         // Priorities remembered by an import are put back by its undo.
         ["run", "priority s2 5", "import s2", "undo", "import s1"],
     ])
@@ -82,6 +85,10 @@ enum Operation: CustomStringConvertible, Equatable {
     case edit(channel: String, value: String)
     case alias(Bool)
     case priority(String, Int)
+    /// An edit saved in `serve`'s page, its "Undo the last change" and "Redo".
+    case serveEdit(channel: String, value: String)
+    case pageUndo
+    case pageRedo
 
     init?(_ text: String) {
         let w = text.split(separator: " ").map(String.init)
@@ -93,6 +100,9 @@ enum Operation: CustomStringConvertible, Equatable {
         case "edit": self = .edit(channel: "a.tv", value: "Mine")
         case "alias": self = .alias(w[1] == "on")
         case "priority": self = .priority(w[1], Int(w[2]) ?? 0)
+        case "serve-edit": self = .serveEdit(channel: "a.tv", value: "Den")
+        case "page-undo": self = .pageUndo
+        case "page-redo": self = .pageRedo
         default: return nil
         }
     }
@@ -106,6 +116,9 @@ enum Operation: CustomStringConvertible, Equatable {
         case let .edit(c, v): "edit Channel \(c) customName=\(v)"
         case .alias(let on): "alias \(on ? "on" : "off")"
         case let .priority(s, p): "priority \(s) \(p)"
+        case let .serveEdit(c, v): "serve: edit Channel \(c) customName=\(v)"
+        case .pageUndo: "serve: undo"
+        case .pageRedo: "serve: redo"
         }
     }
 }
@@ -133,6 +146,10 @@ final class World {
     var inputs = Inputs()
     /// One entry per change recorded in the database: the inputs and the dump before it.
     var undoStack: [(inputs: Inputs, dump: [String])] = []
+    /// What each undo reverted, newest last: what a redo gives back. A new change empties it.
+    var redoStack: [(inputs: Inputs, dump: [String])] = []
+    /// `tvimport serve --config config.json` on a free port, started at its first use.
+    var server: (process: Process, port: Int)?
     var freshCount = 0
 
     init(seed: UInt64) throws {
@@ -142,17 +159,75 @@ final class World {
         try writeConfig()
     }
 
+    deinit {
+        if let server {
+            server.process.terminate()
+            server.process.waitUntilExit()
+        }
+    }
+
     func randomOperation() -> Operation {
         let s = Self.sources[random.next(3)]
-        switch random.next(20) {
+        let channel = ["a.tv", "b.tv", "c.tv"][random.next(3)], value = ["Mine", "Ours", "Kitchen"][random.next(3)]
+        switch random.next(25) {
         case 0..<4: return .run
         case 4..<7: return .importSource(s, revision: nil)
         case 7..<11: return .revise(s)
-        case 11..<14: return undoStack.isEmpty ? .run : .undo
-        case 14..<16: return .edit(channel: ["a.tv", "b.tv", "c.tv"][random.next(3)], value: ["Mine", "Ours", "Kitchen"][random.next(3)])
-        case 16..<18: return .alias(!aliases)
+        case 11..<13: return undoStack.isEmpty ? .run : .undo
+        case 13: return undoStack.isEmpty ? .run : .pageUndo
+        case 14..<16: return redoStack.isEmpty ? .revise(s) : .pageRedo
+        case 16..<18: return .edit(channel: channel, value: value)
+        case 18..<20: return .serveEdit(channel: channel, value: value)
+        case 20..<22: return .alias(!aliases)
         default: return .priority(s, [0, 5, 10][random.next(3)])
         }
+    }
+
+    // MARK: serve
+
+    static let token = "one-truth-token"
+
+    /// POSTs a form to the running server with the bearer token; the HTTP status.
+    func post(_ path: String, _ fields: [String: String] = [:]) throws -> Int {
+        if server == nil { try startServer() }
+        var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(Self.token)",
+                         "--max-time", "60"]
+        for (name, value) in fields { arguments += ["--data-urlencode", "\(name)=\(value)"] }
+        if fields.isEmpty { arguments += ["--data", ""] }
+        let r = try Subprocess.run("curl", arguments + ["http://127.0.0.1:\(server!.port)\(path)"])
+        return Int(r.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    func startServer() throws {
+        let err = box.path("serve.err")
+        FileManager.default.createFile(atPath: err, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binaryPath)
+        p.arguments = ["serve", "--config", "config.json", "--port", "0"]
+        p.currentDirectoryURL = box.dir
+        var env = ProcessInfo.processInfo.environment
+        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL", "TVIMPORT_CONFIG"] { env[k] = nil }
+        env["TVIMPORT_SERVE_TOKEN"] = Self.token
+        p.environment = env
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            let text = String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self)
+            if let range = text.range(of: "listening on http://127.0.0.1:") {
+                server = (p, Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0)
+                return
+            }
+            if !p.isRunning || Date() > deadline { throw ServeDidNotStart(stderr: text) }
+            usleep(50_000)
+        }
+    }
+
+    struct ServeDidNotStart: Error, CustomStringConvertible {
+        let stderr: String
+        var description: String { "tvimport serve did not start: \(stderr)" }
     }
 
     // MARK: Guides
@@ -257,18 +332,41 @@ final class World {
                 return r.status == 65 && unchanged ? nil : "edit exited \(r.status): \(r.stderr)"
             }
             inputs.edits.append((channel, value))
-        case .undo:
-            let r = try box.run(["undo", "--config", "config.json"])
-            guard r.status == 0 else { return "undo exited \(r.status): \(r.stdout) \(r.stderr)" }
+        case .serveEdit(let channel, let value):
+            let status = try post("/model/Channel/\(channel)", ["customName": value])
+            guard status == 303 || status == 200 else {
+                let unchanged = try before == dump(box.path("tv.sqlite"))
+                return status == 404 && unchanged ? nil : "serve's edit answered \(status)"
+            }
+            inputs.edits.append((channel, value))
+        case .undo, .pageUndo:
+            if op == .undo {
+                let r = try box.run(["undo", "--config", "config.json"])
+                guard r.status == 0 else { return "undo exited \(r.status): \(r.stdout) \(r.stderr)" }
+            } else {
+                let status = try post("/undo")
+                guard status == 200 else { return "serve's undo answered \(status)" }
+            }
             guard let last = undoStack.popLast() else { return "undo succeeded with nothing to undo" }
+            redoStack.append((inputs, before))
             inputs = last.inputs
             let after = try dump(box.path("tv.sqlite"))
             if after != last.dump { return "undo did not give back the state before the change:\n" + difference(last.dump, after) }
+            return try compareWithFreshRebuild()
+        case .pageRedo:
+            let status = try post("/redo")
+            guard status == 200 else { return "serve's redo answered \(status)" }
+            guard let next = redoStack.popLast() else { return "redo succeeded with nothing to redo" }
+            undoStack.append((inputs, before))
+            inputs = next.inputs
+            let after = try dump(box.path("tv.sqlite"))
+            if after != next.dump { return "redo did not give back the state the undo reverted:\n" + difference(next.dump, after) }
             return try compareWithFreshRebuild()
         }
         let newFiles = changeFiles().subtracting(changesBefore)
         if !newFiles.isEmpty {
             undoStack.append((inputsBefore, before))
+            redoStack.removeAll()
             if let file = newFiles.first, let failure = try applyOntoCopy(dumpBefore: before, changeFile: file) { return failure }
         }
         return try compareWithFreshRebuild()
