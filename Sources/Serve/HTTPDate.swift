@@ -15,7 +15,9 @@ enum HTTPDate {
         if seconds % 86400 < 0 { days -= 1 }
         let weekday = weekdays[Int(((days % 7) + 7) % 7)]
         func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(weekday), \(two(c.day)) \(months[c.month - 1]) \(c.year) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) GMT"
+        // Four digits (IMF-fixdate), also before the year 1000 (the fuzz target found year 1 written as "1").
+        let year = c.year >= 0 && c.year < 1000 ? String(String(c.year + 10000).dropFirst()) : "\(c.year)"
+        return "\(weekday), \(two(c.day)) \(months[c.month - 1]) \(year) \(two(c.hour)):\(two(c.minute)):\(two(c.second)) GMT"
     }
 
     /// The instant of an IMF-fixdate; nil for anything else (the obsolete forms are not worth
