@@ -173,6 +173,8 @@ struct GuidePages: Sendable {
 
     func search(_ request: Request) async throws -> Response {
         let text = (FormData(request.uri.query ?? "")["q"] ?? "").trimmingCharacters(in: .whitespaces)
+        // Every title not yet ended is compared with it: a long one costs time for nothing.
+        guard text.utf8.count <= Self.titleLimit else { return Pages.error(.badRequest, "Search for at most \(Self.titleLimit) bytes of a title.") }
         let now = Int64(Date().timeIntervalSince1970)
         let needle = text.lowercased()
         let limit = 200

@@ -116,6 +116,8 @@ struct HTML {
 
     /// A whole page: the layout, the style sheet link, a title and `body`.
     static func page(title: String, signedIn: Bool, tokenConfigured: Bool, _ body: (inout HTML) -> Void) -> String {
+        // Titles quote data (an identifier from a feed, a search): written twice, so capped.
+        let title = shortened(title, to: 1000)
         var page = HTML()
         page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
         page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
