@@ -57,6 +57,7 @@ struct HostileClientTests {
         #expect(try curl(server.base + "/channels/alpha.test?day=99999-01-01").status == 400)
         #expect(try curl(server.base + "/channels/alpha.test?day=2026-02-30").status == 400)
         #expect(try curl(server.base + "/channels/%23999999999999999999999999").status == 404)
+        #expect(try curl(server.base + "/search?q=" + String(repeating: "a", count: 301)).status == 400)
         try expectAlive(server, after: "bad filters")
         #expect(server.stop() == 0)
     }
