@@ -69,14 +69,7 @@ public enum UTCTime {
         let b = Array(text.utf8)
         guard b.count == 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
               b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z") else { return nil }
-        func number(_ from: Int, _ count: Int) -> Int? {
-            var n = 0
-            for i in from..<(from + count) {
-                guard b[i] >= 48, b[i] <= 57 else { return nil }
-                n = n * 10 + Int(b[i] - 48)
-            }
-            return n
-        }
+        func number(_ from: Int, _ count: Int) -> Int? { digits(b, from, count) }
         guard let y = number(0, 4), let mo = number(5, 2), let d = number(8, 2), let h = number(11, 2),
               let mi = number(14, 2), let s = number(17, 2),
               (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
@@ -93,15 +86,7 @@ public enum UTCTime {
     public static func parseDateTime(_ text: String) -> Int64? {
         let b = Array(text.utf8.prefix(64))
         guard text.utf8.count <= 64, b.count >= 16 else { return nil }
-        func digits(_ from: Int, _ count: Int) -> Int? {
-            guard from + count <= b.count else { return nil }
-            var n = 0
-            for i in from..<(from + count) {
-                guard b[i] >= 48, b[i] <= 57 else { return nil }
-                n = n * 10 + Int(b[i] - 48)
-            }
-            return n
-        }
+        func digits(_ from: Int, _ count: Int) -> Int? { UTCTime.digits(b, from, count) }
         guard b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
               b[13] == UInt8(ascii: ":"),
               let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2), let hour = digits(11, 2), let minute = digits(14, 2),
@@ -137,6 +122,18 @@ public enum UTCTime {
         }
         guard i == b.count else { return nil }
         return seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second) - Int64(offset)
+    }
+
+    /// The number written by `count` ASCII digits of `b` from `from` (nil if any is not a digit,
+    /// or `b` ends before): fixed widths, so no overflow.
+    static func digits(_ b: [UInt8], _ from: Int, _ count: Int) -> Int? {
+        guard from >= 0, count <= 18, from + count <= b.count else { return nil }
+        var n = 0
+        for i in from..<(from + count) {
+            guard b[i] >= 48, b[i] <= 57 else { return nil }
+            n = n * 10 + Int(b[i] - 48)
+        }
+        return n
     }
 
     /// Whether `year` has 29 February.

@@ -28,14 +28,7 @@ enum HTTPDate {
     static func parse(_ text: String) -> Int64? {
         let b = Array(text.utf8.prefix(30))
         guard b.count == 29, text.utf8.count == 29 else { return nil }
-        func digits(_ from: Int, _ count: Int) -> Int? {
-            var n = 0
-            for i in from..<(from + count) {
-                guard b[i] >= 48, b[i] <= 57 else { return nil }
-                n = n * 10 + Int(b[i] - 48)
-            }
-            return n
-        }
+        func digits(_ from: Int, _ count: Int) -> Int? { RequestInput.digits(bytes: b[from..<(from + count)], maxDigits: count) }
         func word(_ from: Int) -> String { String(decoding: b[from..<(from + 3)], as: UTF8.self) }
         guard weekdays.contains(word(0)), b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
               b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, word(26) == "GMT",
