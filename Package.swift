@@ -102,6 +102,11 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Prometheus", package: "swift-prometheus"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            // HTTP/1.0 and Connection: close (ConnectionPersistence.swift): NIO's HTTP/1 heads,
+            // before Hummingbird turns them into version-less HTTPTypes. Both already under Hummingbird.
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
         ]),
 
         // The options and exit handling both executables share (no server code: tvimport parses

@@ -166,7 +166,8 @@ public struct EditCommand {
         switch attribute.type {
         case .string: return .string(text)
         case .integer: guard let i = Int64(text) else { throw bad() }; return .integer(i)
-        case .double: guard let d = Double(text) else { throw bad() }; return .double(d)
+        // NaN and the infinities are no value SQLite keeps (NaN is stored as NULL).
+        case .double: guard let d = Double(text), d.isFinite else { throw bad() }; return .double(d)
         case .bool:
             switch text.lowercased() {
             case "true", "yes", "1", "on": return .bool(true)
@@ -178,12 +179,11 @@ public struct EditCommand {
         }
     }
 
-    /// ISO 8601 UTC (`2026-11-22T03:00:00Z`) or XMLTV (`20261122030000 +0000`).
+    /// ISO 8601 (`2026-11-22T03:00:00Z`, `2026-11-22T04:00+01:00`; no zone is UTC) or XMLTV
+    /// (`20261122030000 +0000`). The ISO form's offset counts and anything after it is refused.
     static func parseTime(_ text: String) -> Int64? {
         let digits = text.filter { $0.isNumber }
-        if text.contains("-") && text.contains("T") && digits.count >= 12 {
-            return XMLTVTime.parse(String(digits.prefix(14)) + (text.hasSuffix("Z") ? " +0000" : ""))?.utc
-        }
+        if text.contains("-") && text.contains("T") { return UTCTime.parseDateTime(text) }
         if let utc = XMLTVTime.parse(text)?.utc { return utc }
         // A start as users copy it from a listing, without a zone: UTC, like the ISO form's Z.
         return digits.count == text.count ? XMLTVTime.parse(text + " +0000")?.utc : nil

@@ -29,8 +29,8 @@ public enum PublishCommand {
     {
         guard let publisher = config.publisher else { return nil }
         do throws(PublishError) {
-            let objects = try LocalObject.collect(feedDirectory: feedDirectory, guide: config.xmltv)
-            let report = try publisher.publish(objects, verify: verify, dryRun: dryRun) { () throws(PublishError) in
+            let local = try LocalObject.scan(feedDirectory: feedDirectory, guide: config.xmltv)
+            let report = try publisher.publish(local.objects, skipped: local.skipped, verify: verify, dryRun: dryRun) { () throws(PublishError) in
                 try ObjectStoreCredentials.fromEnvironment()
             }
             return (report.summary, .success)

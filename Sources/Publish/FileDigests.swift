@@ -23,9 +23,7 @@ public struct FileDigests: Sendable, Hashable {
 
     /// Reads `path` in 1 MiB blocks; throws a message naming the file.
     public init(file path: String) throws(PublishError) {
-        guard let file = fopen(path, "rb") else {
-            throw PublishError(.localFile, "\(path): cannot be read: \(String(cString: strerror(errno)))")
-        }
+        let file = try LocalObject.openRegularFile(path)
         defer { fclose(file) }
         let md5 = DigestContext(EVP_md5())
         let sha256 = DigestContext(EVP_sha256())

@@ -12,11 +12,17 @@ public struct PublishReport: Sendable {
     /// Keys deleted (feeds that no longer exist), after the index.
     public var deleted: [String] = []
     public var unchanged = 0
+    /// Files of the export directory left alone (LocalObject.scan), each with its reason.
+    public var skipped: [SkippedFile] = []
     /// HTTP requests sent to the store, retries and listing pages included.
     public var requests = 0
 
-    /// One line for the run's report, the names too on a dry run.
+    /// One line for the run's report, the names too on a dry run; then what was skipped.
     public var summary: String {
+        skipped.isEmpty ? outcome : outcome + "\npublish: skipped \(skipped.map(\.description).joined(separator: ", "))"
+    }
+
+    private var outcome: String {
         let place = "\(target.displayName)\(target.prefix.isEmpty ? "" : " under \(target.prefix)")"
         if dryRun {
             var lines = ["publish (dry run): would upload \(uploaded.count), delete \(deleted.count), leave \(unchanged) unchanged in \(place)"]
@@ -52,11 +58,22 @@ public struct Publisher: Sendable {
 
     /// Publishes `objects`. `credentials` is asked for only when the store is contacted (a dry
     /// run without `verify` reads nothing but the local files and the state).
+    ///
+    /// A real publish asks for them first, even when nothing changed: missing credentials are a
+    /// configuration error (78) on the night they go missing, not on the night a feed changes.
     public func publish(
-        _ objects: [LocalObject], verify: Bool = false, dryRun: Bool = false,
+        _ objects: [LocalObject], skipped: [SkippedFile] = [], verify: Bool = false, dryRun: Bool = false,
         credentials: () throws(PublishError) -> ObjectStoreCredentials
     ) throws(PublishError) -> PublishReport {
         var report = PublishReport(target: target, dryRun: dryRun)
+        report.skipped = skipped
+        var known: ObjectStoreCredentials? = dryRun ? nil : try credentials()
+        func credentialsOnce() throws(PublishError) -> ObjectStoreCredentials {
+            if let known { return known }
+            let fresh = try credentials()
+            known = fresh
+            return fresh
+        }
         let previous = PublishState.load(path: statePath, target: target)
         let state = SharedState(previous ?? PublishState(target: PublishState.identity(of: target)))
         let listing = verify || (previous == nil && !dryRun)
@@ -64,7 +81,7 @@ public struct Publisher: Sendable {
         var client: ObjectStoreClient?
         var remote: [String: String]?
         if listing {
-            let c = try ObjectStoreClient(target: target, credentials: try credentials(), policy: policy)
+            let c = try ObjectStoreClient(target: target, credentials: try credentialsOnce(), policy: policy)
             remote = try c.list()
             client = c
             report.listed = true
@@ -109,7 +126,7 @@ public struct Publisher: Sendable {
         var failure: PublishError?
         var requests = requestsBefore
         if !(first.isEmpty && last.isEmpty && deletes.isEmpty) {
-            let credentials = try credentials()
+            let credentials = try credentialsOnce()
             for phase in [first.map(Job.upload), last.map(Job.upload), deletes.map(Job.delete)] where failure == nil {
                 let outcome = run(phase, credentials: credentials, state: state)
                 requests += outcome.requests
@@ -197,7 +214,7 @@ struct FileStamp {
 
     init(path: String) throws(PublishError) {
         var info = stat()
-        guard stat(path, &info) == 0 else {
+        guard lstat(path, &info) == 0 else {
             throw PublishError(.localFile, "\(path): cannot be read: \(String(cString: strerror(errno)))")
         }
         size = Int64(info.st_size)

@@ -99,11 +99,12 @@ final class StoreConnection {
             guard let upload else { break }
             lines += ["Content-MD5: " + upload.digests.md5Base64, "Content-Type: " + upload.contentType,
                       "Cache-Control: " + upload.cacheControl]
-            file = fopen(upload.path, "rb")
-            guard let file else {
-                return StoreResponse(curlCode: CURLE_READ_ERROR, curlMessage: "\(upload.path): cannot be read: \(String(cString: strerror(errno)))",
-                                     status: 0, headers: context.headers, body: [])
+            do throws(PublishError) {
+                file = try LocalObject.openRegularFile(upload.path)
+            } catch {
+                return StoreResponse(curlCode: CURLE_READ_ERROR, curlMessage: error.message, status: 0, headers: context.headers, body: [])
             }
+            guard let file else { return StoreResponse(curlCode: CURLE_READ_ERROR, curlMessage: upload.path, status: 0, headers: context.headers, body: []) }
             context.upload = file
             check(tv_curl_setopt_long(handle, CURLOPT_UPLOAD, 1))
             check(tv_curl_setopt_offset(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(upload.digests.bytes)))

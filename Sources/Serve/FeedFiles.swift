@@ -45,24 +45,12 @@ public final class FeedFiles: @unchecked Sendable {
         self.onCompress = onCompress
     }
 
-    /// A file name the exporter may write (`FeedExporter.fileName(for:)`): letters, digits, `.`,
-    /// `_`, `-`, `%` (its escapes) and `~` (filtered feeds); no leading dot; an `.ics` feed or
-    /// `index.html`. Anything else (`..`, a slash, a NUL) is no file of ours.
-    public static func servableName(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= 255, name.first != ".",
-              name.hasSuffix(".ics") || name == "index.html" else { return false }
-        return name.utf8.allSatisfy { b in
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2E || b == 0x5F || b == 0x2D || b == 0x25 || b == 0x7E
-        }
-    }
+    /// A file name the exporter may write (`FeedFileName`, the rule `publish` keeps too).
+    public static func servableName(_ name: String) -> Bool { FeedFileName.isExporterName(name) }
 
     /// The raw (still percent-encoded) rest of a request path after `/feeds/`, decoded once:
-    /// nil when it does not name a servable file.
-    public static func fileName(fromRawPath raw: Substring) -> String? {
-        // Most paths have no escape: decoding (Foundation) only when there is one.
-        let name = raw.isEmpty ? "index.html" : !raw.contains("%") ? String(raw) : (String(raw).removingPercentEncoding ?? "")
-        return servableName(name) ? name : nil
-    }
+    /// nil when it does not name a servable file (RequestInput.swift).
+    public static func fileName(fromRawPath raw: Substring) -> String? { RequestInput.feedFileName(fromRawPath: raw) }
 
     /// The current entry of `name`, reloaded if the file changed; nil when it is not there (or
     /// not a regular file: a symbolic link is not followed out of the directory).

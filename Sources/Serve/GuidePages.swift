@@ -118,14 +118,18 @@ struct GuidePages: Sendable {
     }
 
     /// `#ROWID` (what `channelPath` writes when the id cannot be a path segment).
-    static func rowID(_ id: String) -> Int64? {
-        id.hasPrefix("#") ? Int64(id.dropFirst()) : nil
-    }
+    static func rowID(_ id: String) -> Int64? { RequestInput.rowID(id) }
 
     func channel(_ request: Request, id: String) async throws -> Response {
-        let id = id.removingPercentEncoding ?? id
+        let id = RequestInput.percentDecoded(id) ?? id
         let query = FormData(request.uri.query ?? "")
-        let dayStart = query["day"].flatMap(LocalTime.startOfDay(parsing:)) ?? LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
+        let dayStart: Int64
+        if let text = query["day"] {
+            guard let day = RequestInput.day(text) else { return Pages.error(.badRequest, "day must be a date written YYYY-MM-DD, from 1900 to 9999.") }
+            dayStart = LocalTime.startOfDay(day)
+        } else {
+            dayStart = LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
+        }
         let result = try await state.reads.read { context -> (ChannelRow, [ProgrammeRow])? in
             let keys = ["xmltvId", "displayName", "customName"]
             guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: keys)
@@ -169,6 +173,8 @@ struct GuidePages: Sendable {
 
     func search(_ request: Request) async throws -> Response {
         let text = (FormData(request.uri.query ?? "")["q"] ?? "").trimmingCharacters(in: .whitespaces)
+        // Every title not yet ended is compared with it: a long one costs time for nothing.
+        guard text.utf8.count <= Self.titleLimit else { return Pages.error(.badRequest, "Search for at most \(Self.titleLimit) bytes of a title.") }
         let now = Int64(Date().timeIntervalSince1970)
         let needle = text.lowercased()
         let limit = 200
@@ -225,12 +231,13 @@ enum LocalTime {
     /// `2026-11-22`
     static func day(_ seconds: Int64) -> String {
         let t = parts(seconds)
-        return padded(t.tm_year + 1900, 4) + "-" + padded(t.tm_mon + 1, 2) + "-" + padded(t.tm_mday, 2)
+        // In Int: a stored start far in the future has a tm_year near Int32.max.
+        return padded(Int(t.tm_year) + 1900, 4) + "-" + padded(Int(t.tm_mon) + 1, 2) + "-" + padded(Int(t.tm_mday), 2)
     }
 
     /// `value` with leading zeros to `width` digits (Foundation's `String(format:)` cost more than
     /// the rest of a guide row).
-    static func padded(_ value: Int32, _ width: Int) -> String {
+    static func padded<I: BinaryInteger>(_ value: I, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
@@ -241,11 +248,10 @@ enum LocalTime {
         return Int64(mktime(&t))
     }
 
-    static func startOfDay(parsing text: String) -> Int64? {
-        let fields = text.split(separator: "-").compactMap { Int32($0) }
-        guard fields.count == 3, (1...12).contains(fields[1]), (1...31).contains(fields[2]), (1900...9999).contains(fields[0]) else { return nil }
+    /// The first second of a day that `RequestInput.day` read (years 1900...9999).
+    static func startOfDay(_ day: (year: Int, month: Int, day: Int)) -> Int64 {
         var t = tm()
-        t.tm_year = fields[0] - 1900; t.tm_mon = fields[1] - 1; t.tm_mday = fields[2]; t.tm_isdst = -1
+        t.tm_year = Int32(day.year - 1900); t.tm_mon = Int32(day.month - 1); t.tm_mday = Int32(day.day); t.tm_isdst = -1
         return Int64(mktime(&t))
     }
 }

@@ -56,15 +56,48 @@ struct HTML {
         }
     }
 
-    /// `value` cut to its first `limit` characters and an ellipsis, so that no text from a feed
-    /// (a 9 MB title) makes a page big. Reads at most `limit` characters: counting a whole huge
-    /// string would cost as much as escaping it.
+    /// `value` cut so that, escaped, it takes at most `limit` UTF-8 bytes, then an ellipsis: no
+    /// text from a feed (a 9 MB title, one letter with a million combining marks, a title of
+    /// ampersands) makes a page big. Cut between Unicode scalars (a cluster of marks may lose
+    /// some), reading no further than the cut.
     ///
     ///     HTML.shortened("A long title", to: 6)   // "A long…"
+    ///     HTML.shortened("a&b", to: 4)            // "a…" ("a&amp;" would be 6 bytes)
     static func shortened(_ value: String, to limit: Int) -> String {
-        guard value.utf8.count > limit else { return value }
-        let head = value.prefix(limit)
-        return head.endIndex == value.endIndex ? value : head + "…"
+        let utf8 = value.utf8
+        // Escaping at most sextuples a byte (`"` is `&quot;`): short text needs no count.
+        if utf8.count <= limit / 6 { return value }
+        var used = 0
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let (next, bytes) = escapedLength(of: utf8, at: index)
+            if used + bytes > limit { break }
+            used += bytes
+            index = next
+        }
+        if index == utf8.endIndex { return value }
+        return String(value.unicodeScalars[..<index]) + "…"
+    }
+
+    /// The length `escape` gives the scalar at `index`, and where the next one starts.
+    private static func escapedLength(of utf8: String.UTF8View, at index: String.Index) -> (next: String.Index, bytes: Int) {
+        let byte = utf8[index]
+        let next = utf8.index(after: index)
+        switch byte {
+        case UInt8(ascii: "&"), UInt8(ascii: "'"): return (next, 5)
+        case UInt8(ascii: "<"), UInt8(ascii: ">"): return (next, 4)
+        case UInt8(ascii: "\""): return (next, 6)
+        case 0x09, 0x0A: return (next, 1)
+        case 0x00..<0x20, 0x7F: return (next, 3)
+        case 0x20..<0x80: return (next, 1)
+        default:
+            // A multi-byte scalar: its bytes as they are, but a C1 control (0xC2 0x80...0x9F)
+            // becomes U+FFFD, 3 bytes.
+            var end = next
+            var count = 1
+            while end != utf8.endIndex, utf8[end] & 0xC0 == 0x80 { end = utf8.index(after: end); count += 1 }
+            return (end, byte == 0xC2 && count == 2 && utf8[next] <= 0x9F ? 3 : count)
+        }
     }
 
     /// Percent-encodes a path segment or query value (RFC 3986 unreserved characters stay).
@@ -83,6 +116,8 @@ struct HTML {
 
     /// A whole page: the layout, the style sheet link, a title and `body`.
     static func page(title: String, signedIn: Bool, tokenConfigured: Bool, _ body: (inout HTML) -> Void) -> String {
+        // Titles quote data (an identifier from a feed, a search): written twice, so capped.
+        let title = shortened(title, to: 1000)
         var page = HTML()
         page.raw("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">")
         page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")

@@ -52,7 +52,9 @@ struct ModelPages: Sendable {
     func list(_ request: Request, entityName: String) async throws -> Response {
         guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
         let query = FormData(request.uri.query ?? "")
-        let page = max(1, Int(query["page"] ?? "") ?? 1)
+        guard let pageNumber = RequestInput.page(query["page"]) else {
+            return Pages.error(.badRequest, "page must be a whole number from 1 to \(RequestInput.maxPage).")
+        }
         let sortKey = query["sort"].flatMap { entity.rowIndex(of: $0) != nil ? $0 : nil }
         let descending = query["desc"] == "1"
         // Filters: any attribute (typed as the model says) or to-one relationship (a row id).
@@ -66,8 +68,11 @@ struct ModelPages: Sendable {
                 } catch let error as JobError {
                     return Pages.error(.badRequest, error.message)
                 }
-            } else if let relationship = entity.relationship(name), relationship.storesForeignKey, let row = Int64(value) {
-                predicates.append(.related(name, ObjectID(entity: relationship.destination, rowID: row)))
+            } else if let relationship = entity.relationship(name), relationship.storesForeignKey {
+                guard let row = RequestInput.digits(value, maxDigits: 18) else {
+                    return Pages.error(.badRequest, "\(entity.name).\(name) is filtered by the row id of a \(relationship.destination) (digits).")
+                }
+                predicates.append(.related(name, ObjectID(entity: relationship.destination, rowID: Int64(row))))
             } else {
                 return Pages.error(.badRequest, "\(entity.name) has no attribute or to-one relationship '\(name)' to filter by.")
             }
@@ -76,18 +81,21 @@ struct ModelPages: Sendable {
         let columns = Self.columns(of: entity)
         let sort = (sortKey.map { [SortKey($0, ascending: !descending)] } ?? entity.identifier.filter { entity.rowIndex(of: $0) != nil }.map { SortKey($0) })
         let predicate = ObjectPredicate.and(predicates)
-        let (total, rows) = try await state.reads.read { context -> (Int, [FetchedObject]) in
-            let total = try context.count(entity.name, where: predicate)
+        let (paging, rows) = try await state.reads.read { context -> (Paging, [FetchedObject]) in
+            let paging = Paging(page: pageNumber, total: try context.count(entity.name, where: predicate), pageSize: Self.pageSize)
+            // A page past the end reads nothing; any other reads at most `total` rows.
+            guard !paging.isPastTheEnd else { return (paging, []) }
             let cursor = try context.fetch(entity.name, where: predicate, orderBy: sort, keys: columns,
-                                           limit: page * Self.pageSize)
+                                           limit: paging.offset + Self.pageSize)
             var rows: [FetchedObject] = []
             var index = 0
             while let o = try cursor.next() {
-                if index >= (page - 1) * Self.pageSize { rows.append(o) }
+                if index >= paging.offset { rows.append(o) }
                 index += 1
             }
-            return (total, rows)
+            return (paging, rows)
         }
+        let (page, total, lastPage) = (paging.page, paging.total, paging.lastPage)
         let filterQuery = filters.map { "\(HTML.urlComponent($0.0))=\(HTML.urlComponent($0.1))" }
         func link(page: Int, sort: String?, descending: Bool) -> String {
             var parts = filterQuery
@@ -96,12 +104,11 @@ struct ModelPages: Sendable {
             if page > 1 { parts.append("page=\(page)") }
             return "/model/\(HTML.urlComponent(entity.name))" + (parts.isEmpty ? "" : "?" + parts.joined(separator: "&"))
         }
-        let lastPage = max(1, (total + Self.pageSize - 1) / Self.pageSize)
         return Pages.html(HTML.page(title: entity.name, signedIn: signedIn(request), tokenConfigured: state.canEdit) { html in
             html.raw("<p>")
             html.text("\(total) object\(total == 1 ? "" : "s")")
             for (name, value) in filters {
-                html.text(" · \(name) = \(value)")
+                html.text(" · \(Self.shortened(name)) = \(Self.shortened(value))")
             }
             html.raw("</p><table><tr>")
             for key in columns {
@@ -142,7 +149,7 @@ struct ModelPages: Sendable {
                 html.raw("\">← Previous</a>")
             }
             html.text("Page \(page) of \(lastPage)")
-            if page < lastPage {
+            if page < lastPage && page < RequestInput.maxPage {
                 html.raw(" <a href=\"")
                 html.text(link(page: page + 1, sort: sortKey, descending: descending))
                 html.raw("\">Next →</a>")
@@ -181,7 +188,7 @@ struct ModelPages: Sendable {
     /// Finds the object named by the rest of the path: `#ROWID` (what the pages link to) or the
     /// identifier as `tvimport edit` takes it (`bbc1.uk`, `bbc1.uk/20261122030000`).
     func find(_ entity: Entity, rawID: Substring, _ context: ObjectContext) throws -> ObjectID? {
-        let id = String(rawID).removingPercentEncoding ?? String(rawID)
+        let id = RequestInput.percentDecoded(rawID) ?? String(rawID)
         guard !id.isEmpty else { return nil }
         return try? EditCommand.find(entity, id, context)
     }
@@ -207,7 +214,9 @@ struct ModelPages: Sendable {
             }
             return (object, members, counts)
         }
-        guard let (object, members, counts) = found else { return Pages.error(.notFound, "No \(entity.name) with identifier \(String(rawID).removingPercentEncoding ?? "").") }
+        guard let (object, members, counts) = found else {
+            return Pages.error(.notFound, "No \(entity.name) with identifier \(RequestInput.percentDecoded(rawID) ?? String(rawID)).")
+        }
         let concrete = model.entity(object.id.entity) ?? entity
         let credential = state.sessions.credential(of: request)
         var csrf: String?
@@ -366,8 +375,21 @@ struct ModelPages: Sendable {
             }
             var submitted = form[name] ?? ""
             guard submitted != Self.formValue(object[name], type: attribute.type) else { continue }
-            // datetime-local has no zone: the form says UTC.
-            if attribute.type == .date && !submitted.isEmpty && !submitted.hasSuffix("Z") { submitted += submitted.count == 16 ? ":00Z" : "Z" }
+            switch attribute.type {
+            case .date where !submitted.isEmpty:
+                // datetime-local has no zone (the form says UTC); a script may send one, which counts.
+                guard let instant = RequestInput.instant(submitted) else {
+                    return Pages.error(.badRequest, "\(concrete.name).\(name) expects a date and time such as 2026-11-27T20:15 (UTC) or 2026-11-27T20:15+01:00, got '\(Self.shortened(submitted))'.")
+                }
+                if case .date(instant) = object[name] { continue }
+                submitted = UTCTime.iso8601(instant)
+            case .double where !submitted.isEmpty:
+                guard RequestInput.finiteNumber(submitted) != nil else {
+                    return Pages.error(.badRequest, "\(concrete.name).\(name) expects a finite number, got '\(Self.shortened(submitted))'.")
+                }
+            default:
+                break
+            }
             assignments.append("\(name)=\(submitted)")
         }
         let path = Self.detailPath(entity: concrete.name, rowID: object.id.rowID)

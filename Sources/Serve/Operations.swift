@@ -64,11 +64,12 @@ struct Operations: Sendable {
     func health() async throws -> Response {
         let now = Int64(Date().timeIntervalSince1970)
         guard let run = try await lastRun() else { return Pages.text("no run recorded yet\n", status: .serviceUnavailable) }
-        let age = now - run.finished
+        // The run log is ours, but a damaged one must not trap here: a difference out of range is "long ago".
+        let (age, overflow) = now.subtractingReportingOverflow(run.finished)
         if run.exitCode != 0 {
             return Pages.text("last \(run.command) failed (exit \(run.exitCode)) at \(UTCTime.iso8601(run.finished)): \(run.outcome)\n", status: .serviceUnavailable)
         }
-        if age > state.options.healthMaxAgeSeconds {
+        if overflow || age > state.options.healthMaxAgeSeconds {
             return Pages.text("last successful \(run.command) finished \(age / 3600) h ago, at \(UTCTime.iso8601(run.finished))\n", status: .serviceUnavailable)
         }
         return Pages.text("ok: last \(run.command) succeeded at \(UTCTime.iso8601(run.finished))\n")
@@ -86,7 +87,7 @@ struct Operations: Sendable {
         for (command, entry) in latest {
             let labels = [("command", command)]
             registry.makeGauge(name: "tvimport_last_run_timestamp_seconds", labels: labels, help: "When the last run of each command finished.").set(Double(entry.finished))
-            registry.makeGauge(name: "tvimport_last_run_duration_seconds", labels: labels, help: "How long the last run of each command took.").set(Double(entry.finished - entry.started))
+            registry.makeGauge(name: "tvimport_last_run_duration_seconds", labels: labels, help: "How long the last run of each command took.").set(Double(entry.finished) - Double(entry.started))
             registry.makeGauge(name: "tvimport_last_run_exit_code", labels: labels, help: "The exit code of the last run of each command (0: success).").set(Double(entry.exitCode))
         }
         let model = state.model

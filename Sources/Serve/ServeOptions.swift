@@ -31,16 +31,44 @@ public struct ServeOptions: Sendable {
         self.feedsDirectory = feedsDirectory
     }
 
+    /// `--feeds` named the directory: it must exist (exit 66). The config's `output` or the
+    /// default may not exist yet before the first run: the server starts and says so.
+    public var feedsDirectoryNamed = false
+
     /// The options of a config file (its database, output, refresh interval, modules and
     /// `serve` key), the token from `TVIMPORT_SERVE_TOKEN` winning over the file's.
-    public init(config: JobConfig, environment: [String: String]) {
+    /// A blank token in either is a configuration error (exit 78), never an open door.
+    public init(config: JobConfig, environment: [String: String]) throws {
         self.init(database: config.database, feedsDirectory: config.output)
         refreshHours = config.refreshHours
         userModules = config.modules
         whitelists = config.whitelists
-        token = config.serveToken
+        token = try Self.token(config: config.serveToken, environment: environment)
         if let host = config.serveHost { self.host = host }
         if let port = config.servePort { self.port = port }
-        if let fromEnvironment = environment["TVIMPORT_SERVE_TOKEN"], !fromEnvironment.isEmpty { token = fromEnvironment }
     }
+
+    /// The edit token: `TVIMPORT_SERVE_TOKEN` if set, else the config's `serve.token`, else none.
+    /// One that is set but empty or only white space is refused, naming where it came from.
+    public static func token(config: String?, environment: [String: String]) throws -> String? {
+        if let fromEnvironment = environment["TVIMPORT_SERVE_TOKEN"] {
+            guard !isBlank(fromEnvironment) else {
+                throw JobError(.config, "TVIMPORT_SERVE_TOKEN is set but empty or blank: it would let anyone edit; set a token or unset the variable")
+            }
+            return fromEnvironment
+        }
+        if let config, isBlank(config) {
+            throw JobError(.config, "serve.token is empty or blank: it would let anyone edit; set a token or leave the key out")
+        }
+        return config
+    }
+
+    /// Empty, or nothing but white space and control characters.
+    public static func isBlank(_ token: String) -> Bool {
+        token.unicodeScalars.allSatisfy { $0.properties.isWhitespace || $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
+    }
+
+    /// `Cache-Control: max-age` of a feed: refreshHours, at most a year (no overflow however
+    /// large the config's number).
+    var feedMaxAgeSeconds: Int { min(max(refreshHours, 0), 24 * 366) * 3600 }
 }

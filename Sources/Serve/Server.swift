@@ -3,6 +3,7 @@ import Hummingbird
 import Job
 import Listings
 import Logging
+import NIOCore
 import ObjectGraph
 
 /// What every request shares: the options, the merged model, the read-only store, the feed
@@ -16,9 +17,17 @@ final class ServeState: Sendable {
     let feeds: FeedFiles
     let sessions: Sessions
     let metrics: ServeMetrics
+    /// Wrong tokens per client (LoginThrottle.swift).
+    let logins = LoginThrottle()
 
     init(options: ServeOptions) throws {
+        // A blank token would make every candidate right; ServeOptions refuses one from the
+        // config or the environment, and this keeps any other caller from opening the door.
+        if let token = options.token, ServeOptions.isBlank(token) {
+            throw JobError(.config, "serve.token: an empty or blank token would let anyone edit; set a token or leave the key out")
+        }
         self.options = options
+        try Self.checkFeedsDirectory(options)
         model = try StoreAccess.model(forDatabase: options.database, userModules: options.userModules)
         // Opened once for writing so that a database of an older model is migrated, as every
         // command does; served through a read-only connection after that.
@@ -31,6 +40,25 @@ final class ServeState: Sendable {
     }
 
     var canEdit: Bool { options.token != nil }
+
+    /// A feed directory named by `--feeds` must exist (exit 66); the config's may not yet, before
+    /// the first run, which is said once. A file where the directory should be is 66 either way.
+    static func checkFeedsDirectory(_ options: ServeOptions) throws {
+        var isDirectory: ObjCBool = false
+        let path = options.feedsDirectory
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw JobError(.noInput, "serve: the feed directory \(path) is not a directory") }
+        } else if options.feedsDirectoryNamed {
+            throw JobError(.noInput, "serve: --feeds \(path): no such directory")
+        } else {
+            FileHandle.standardError.write(Data("tvimport serve: the feed directory \(path) does not exist yet: /feeds/ stays empty until a run writes it\n".utf8))
+        }
+    }
+
+    /// 429 when `client` has used up its wrong tokens for now (LoginThrottle).
+    func throttled(_ client: String) -> Response? {
+        logins.retryAfter(client).map(Pages.tooManyAttempts)
+    }
 }
 
 /// `tvimport serve`: builds the routes and runs the server until SIGTERM or SIGINT, which stop
@@ -40,25 +68,43 @@ public enum ServeServer {
     public static func application(options: ServeOptions, onRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         throws -> some ApplicationProtocol {
         let state = try ServeState(options: options)
-        let router = Router(options: .autoGenerateHeadEndpoints)
+        let router = Router(context: ServeRequestContext.self, options: .autoGenerateHeadEndpoints)
         router.add(middleware: ResponseHeadersMiddleware(metrics: state.metrics))
+        router.add(middleware: BearerThrottleMiddleware(state: state))
         Routes(state: state).register(on: router)
         var logger = Logger(label: "tvimport.serve")
         logger.logLevel = .notice
         return Application(
             router: router,
-            server: .http1(configuration: .init(idleTimeout: .seconds(options.idleTimeoutSeconds))),
+            server: .persistentHTTP1(idleTimeout: .seconds(options.idleTimeoutSeconds)),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tvimport"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
             logger: logger)
     }
 
-    /// Serves until stopped by a signal.
+    /// Serves until stopped by a signal. An address that cannot be bound (a port in use, a port
+    /// below 1024 without the right, a host that is not this machine's) is one line naming it,
+    /// exit 69 (EX_UNAVAILABLE: the service cannot be offered there).
     public static func run(options: ServeOptions) async throws {
         let app = try application(options: options) { port in
             FileHandle.standardError.write(Data("tvimport serve: listening on http://\(options.host):\(port)/\(options.token == nil ? " (read-only: no token configured)" : "")\n".utf8))
         }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError {
+            throw JobError(.unavailable, "serve: cannot listen on \(options.host):\(options.port): \(Self.reason(error.errnoCode))")
+        } catch let error as SocketAddressError {
+            throw JobError(.unavailable, "serve: cannot listen on \(options.host):\(options.port): \(error)")
+        }
+    }
+
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case EADDRINUSE: "the port is in use (another server is listening there: stop it or choose another --port)"
+        case EACCES: "permission denied (ports below 1024 need privileges: choose a port of 1024 or more)"
+        case EADDRNOTAVAIL: "the address is not one of this machine's (--host)"
+        default: String(cString: strerror(code))
+        }
     }
 }
 
@@ -87,6 +133,19 @@ struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
+/// A bearer token is a sign-in on every request: a wrong one counts against the client's
+/// attempts (LoginThrottle), and a client that has used them up gets 429 whatever it sends.
+struct BearerThrottleMiddleware: RouterMiddleware {
+    let state: ServeState
+
+    func handle(_ request: Request, context: ServeRequestContext, next: (Request, ServeRequestContext) async throws -> Response) async throws -> Response {
+        guard state.canEdit, let header = request.headers[.authorization] else { return try await next(request, context) }
+        if let refusal = state.throttled(context.client) { return refusal }
+        if !state.sessions.acceptsBearer(header) { state.logins.recordFailure(context.client) }
+        return try await next(request, context)
+    }
+}
+
 /// The names of the headers `ResponseHeadersMiddleware` adds, checked once (a generic type
 /// cannot hold them as static constants).
 enum SecurityHeaders {
@@ -103,12 +162,20 @@ enum Pages {
                  body: .init(byteBuffer: ByteBuffer(string: body)))
     }
 
+    /// An error page; the message (which may quote what the client sent) shortened to 2,000 bytes.
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
         html(HTML.page(title: "\(status.code) \(status.reasonPhrase)", signedIn: false, tokenConfigured: false) { page in
             page.raw("<p class=\"error\">")
-            page.text(message)
+            page.text(HTML.shortened(message, to: 2000))
             page.raw("</p>")
         }, status: status)
+    }
+
+    /// 429 with Retry-After: too many wrong tokens from this client (LoginThrottle).
+    static func tooManyAttempts(_ seconds: Int) -> Response {
+        var response = error(.tooManyRequests, "Too many wrong tokens from your address: try again in \(seconds) s.")
+        response.headers[.retryAfter] = String(seconds)
+        return response
     }
 
     static func redirect(_ location: String) -> Response {
@@ -124,7 +191,7 @@ enum Pages {
 struct Routes: Sendable {
     let state: ServeState
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<ServeRequestContext>) {
         router.get("/style.css") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
                      body: .init(byteBuffer: ByteBuffer(string: HTML.styleSheet)))
@@ -148,7 +215,7 @@ struct Routes: Sendable {
         router.post("/undo") { request, _ in try await model.undoOrRedo(request, redo: false) }
         router.post("/redo") { request, _ in try await model.undoOrRedo(request, redo: true) }
         router.get("/login") { request, _ in login(request, failed: false) }
-        router.post("/login") { request, _ in try await signIn(request) }
+        router.post("/login") { request, context in try await signIn(request, client: context.client) }
         router.post("/logout") { request, _ in
             state.sessions.signOut(request)
             var response = Pages.redirect("/")
@@ -163,34 +230,29 @@ struct Routes: Sendable {
     /// The raw path after its first `components` segments (still percent-encoded):
     /// `/model/Channel/a%2Fb` after 2 is `a%2Fb`.
     static func rest(of request: Request, after components: Int) -> Substring {
-        var path = request.uri.path[...]
-        for _ in 0..<components {
-            guard let slash = path.dropFirst().firstIndex(of: "/") else { return "" }
-            path = path[slash...]
-        }
-        return path.dropFirst()
+        RequestInput.rest(ofPath: request.uri.path[...], after: components)
     }
 
     // MARK: Feeds
 
     func feed(_ request: Request) async throws -> Response {
-        guard let name = FeedFiles.fileName(fromRawPath: Self.rest(of: request, after: 1)),
+        guard let name = RequestInput.feedFileName(fromRawPath: Self.rest(of: request, after: 1)),
               let entry = try await state.feeds.entry(name) else {
             return Pages.error(.notFound, "No such feed.")
         }
-        let acceptsGzip = request.headers[.acceptEncoding].map(Self.acceptsGzip) ?? false
+        let acceptsGzip = request.headers[.acceptEncoding].map(RequestInput.acceptsGzip) ?? false
         let gzip = acceptsGzip ? entry.gzipBody : nil
         let etag = gzip == nil ? entry.etag : entry.gzipETag
         var headers: HTTPFields = [
             .contentType: name.hasSuffix(".ics") ? "text/calendar; charset=utf-8" : "text/html; charset=utf-8",
             .eTag: etag,
             .lastModified: entry.lastModifiedText,
-            .cacheControl: name.hasSuffix(".ics") ? "public, max-age=\(state.options.refreshHours * 3600)" : "no-cache",
+            .cacheControl: name.hasSuffix(".ics") ? "public, max-age=\(state.options.feedMaxAgeSeconds)" : "no-cache",
             .vary: "Accept-Encoding",
         ]
         // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
         if let match = request.headers[.ifNoneMatch] {
-            if match == "*" || match.split(separator: ",").contains(where: { Self.sameTag($0, etag) }) {
+            if match == "*" || match.split(separator: ",").contains(where: { RequestInput.sameTag($0, etag) }) {
                 return Response(status: .notModified, headers: headers)
             }
         } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), entry.lastModified <= since {
@@ -198,22 +260,6 @@ struct Routes: Sendable {
         }
         if gzip != nil { headers[.contentEncoding] = "gzip" }
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: gzip ?? entry.body))
-    }
-
-    /// A weak comparison of one If-None-Match member with our strong tag (RFC 9110, 8.8.3.2).
-    static func sameTag(_ member: Substring, _ etag: String) -> Bool {
-        var tag = member.drop { $0 == " " }
-        while tag.last == " " { tag = tag.dropLast() }
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        return tag == etag
-    }
-
-    static func acceptsGzip(_ header: String) -> Bool {
-        header.split(separator: ",").contains { item in
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.first?.lowercased() == "gzip" else { return false }
-            return !parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "") == "q=0" }
-        }
     }
 
     // MARK: Sign in
@@ -226,10 +272,14 @@ struct Routes: Sendable {
         }, status: failed ? .unauthorized : .ok)
     }
 
-    func signIn(_ request: Request) async throws -> Response {
+    func signIn(_ request: Request, client: String) async throws -> Response {
         guard state.canEdit else { return login(request, failed: false) }
+        if let refusal = state.throttled(client) { return refusal }
         let form = try await Self.form(request, limit: state.options.maxBodyBytes)
-        guard let session = state.sessions.signIn(with: form["token"] ?? "") else { return login(request, failed: true) }
+        guard let session = state.sessions.signIn(with: form["token"] ?? "") else {
+            state.logins.recordFailure(client)
+            return login(request, failed: true)
+        }
         var response = Pages.redirect("/")
         response.setCookie(Cookie(name: Sessions.cookieName, value: session.id, path: "/", secure: false, httpOnly: true, sameSite: .strict))
         return response

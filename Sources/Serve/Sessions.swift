@@ -25,20 +25,23 @@ final class Sessions: @unchecked Sendable {
     }
 
     func credential(of request: Request) -> Credential {
-        guard let token else { return .none }
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-           Self.constantTimeEqual(String(header.dropFirst("Bearer ".count)), token) {
-            return .bearer
-        }
+        guard token != nil else { return .none }
+        if let header = request.headers[.authorization], acceptsBearer(header) { return .bearer }
         if let id = request.cookies[Self.cookieName]?.value, let csrf = lock.withLock({ sessions[id] }) {
             return .session(csrf: csrf)
         }
         return .none
     }
 
+    /// Whether an Authorization header carries the token (`Bearer TOKEN`).
+    func acceptsBearer(_ header: String) -> Bool {
+        guard let token, header.hasPrefix("Bearer ") else { return false }
+        return Self.constantTimeEqual(String(header.dropFirst("Bearer ".count)), token)
+    }
+
     /// A new session for a correct token; nil otherwise.
     func signIn(with candidate: String) -> (id: String, csrf: String)? {
-        guard let token, Self.constantTimeEqual(candidate, token) else { return nil }
+        guard let token, !token.isEmpty, Self.constantTimeEqual(candidate, token) else { return nil }
         let id = Self.randomToken(), csrf = Self.randomToken()
         lock.withLock {
             // Bounded: a flood of sign-ins cannot grow memory without end.
@@ -67,26 +70,4 @@ final class Sessions: @unchecked Sendable {
         }
         return difference == 0
     }
-}
-
-/// `application/x-www-form-urlencoded` and query strings: name -> every value in order.
-struct FormData {
-    private(set) var values: [String: [String]] = [:]
-
-    init(_ encoded: String) {
-        for pair in encoded.split(separator: "&", omittingEmptySubsequences: true) {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = Self.decode(parts[0]), value = parts.count > 1 ? Self.decode(parts[1]) : ""
-            values[name, default: []].append(value)
-        }
-    }
-
-    static func decode(_ part: Substring) -> String {
-        let spaced = part.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
-    }
-
-    /// The last value of `name` (a checkbox after its hidden "false" default).
-    subscript(name: String) -> String? { values[name]?.last }
-    var names: [String] { Array(values.keys) }
 }

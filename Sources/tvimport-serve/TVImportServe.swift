@@ -21,11 +21,14 @@ struct TVImportServe: ParsableCommand {
         finish {
             let environment = ProcessInfo.processInfo.environment
             let cfg = try arguments.config.map { try JobConfig.load(path: $0, requireSources: false) }
-            var options = cfg.map { ServeOptions(config: $0, environment: environment) }
+            var options = try cfg.map { try ServeOptions(config: $0, environment: environment) }
                 ?? ServeOptions(database: arguments.database.resolved(), feedsDirectory: environment["TVIMPORT_OUTPUT"] ?? "feeds")
-            if cfg == nil, let token = environment["TVIMPORT_SERVE_TOKEN"], !token.isEmpty { options.token = token }
+            if cfg == nil { options.token = try ServeOptions.token(config: nil, environment: environment) }
             options.database = arguments.database.resolved(config: cfg)
-            if let feeds = arguments.feeds { options.feedsDirectory = feeds }
+            if let feeds = arguments.feeds {
+                options.feedsDirectory = feeds
+                options.feedsDirectoryNamed = true
+            }
             if let host = arguments.host { options.host = host }
             if let port = arguments.port { options.port = port }
             try ServeBlocking.run(options)
