@@ -198,7 +198,7 @@ public enum ApplyCommand {
     /// another database's file that shares the folder), all or nothing: one transaction that
     /// commits only when every change applies, and marks the import undone in the same
     /// transaction, so that a second `undo` takes the import before.
-    public static func undo(database: String) throws -> (output: String, status: ExitStatus) {
+    public static func undo(database: String, expecting runID: String? = nil) throws -> (output: String, status: ExitStatus) {
         let model = try StoreAccess.model(forDatabase: database, userModules: [])
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
         let lock = try RunLock(path: database + ".lock")
@@ -210,6 +210,11 @@ public enum ApplyCommand {
         guard let entry = try ChangeRegister.latest(in: store) else {
             log(.noInput, "nothing to undo")
             throw JobError(.noInput, "nothing to undo: \(database) has no import with a change file that is not undone yet")
+        }
+        if let runID, runID != entry.runID {
+            // A page confirmed another change than the newest one now (a run or an edit came between).
+            let now = try ChangeRegister.describe(entry, in: store)
+            throw JobError(.tempFail, "the newest change is now \(now.about), made \(now.time), not the one confirmed; nothing changed")
         }
         let document: ChangeDocument
         do { document = try ChangeDocument(contentsOfFile: entry.path) } catch {
@@ -246,6 +251,13 @@ public enum ApplyCommand {
         let line = "\(what): \(report.applied) change\(report.applied == 1 ? "" : "s") undone"
         log(.success, "\(entry.runID): \(report.applied) changes undone")
         return (line, .success)
+    }
+
+    /// The change `undo` would revert now, described (for a page's button and confirmation).
+    public static func newestChange(database: String) throws -> ChangeRegister.Description? {
+        let model = try StoreAccess.model(forDatabase: database, userModules: [])
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        return try ChangeRegister.latestDescription(in: store)
     }
 
     static func run(_ document: ChangeDocument, on store: Store, dryRun: Bool, what: String) throws -> (output: String, status: ExitStatus) {

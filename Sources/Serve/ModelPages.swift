@@ -223,6 +223,9 @@ struct ModelPages: Sendable {
         if case .session(let token) = credential { csrf = token }
         let editing = csrf != nil
         let path = Self.detailPath(entity: concrete.name, rowID: object.id.rowID)
+        // What "Undo" would revert, named on its button (an import is confirmed on the next page).
+        let database = state.options.database
+        let newest = editing ? ((try? await BlockingWork.run { try ApplyCommand.newestChange(database: database) }) ?? nil) : nil
         let title = "\(concrete.name) " + concrete.identifier.compactMap { key in concrete.attribute(key).map { _ in display(object, key: key, entity: concrete) } }.joined(separator: " / ")
         return Pages.html(HTML.page(title: title, signedIn: editing, tokenConfigured: state.canEdit) { html in
             if let message {
@@ -294,7 +297,9 @@ struct ModelPages: Sendable {
                 html.text(csrf ?? "")
                 html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
                 html.text(path)
-                html.raw("\"><button type=\"submit\">Undo the last change</button></form>")
+                html.raw("\"><button type=\"submit\">")
+                html.text(newest.map { "Undo \($0.about)" + ($0.kind == .edit ? "" : "…") } ?? "Undo the last change")
+                html.raw("</button></form>")
                 html.raw("<form method=\"post\" action=\"/redo\"><input type=\"hidden\" name=\"csrf\" value=\"")
                 html.text(csrf ?? "")
                 html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
@@ -396,6 +401,7 @@ struct ModelPages: Sendable {
         if assignments.isEmpty { return Pages.redirect(path) }
         let (database, entityName, id, userModules, finalAssignments) = (state.options.database, concrete.name, "#\(object.id.rowID)",
                                                                            state.options.userModules, assignments)
+        let changes = state.options.config?.changesDirectory
         do {
             // A write transaction and a change file: blocking, so on the thread pool.
             _ = try await BlockingWork.run {
@@ -404,6 +410,7 @@ struct ModelPages: Sendable {
                 edit.force = true   // isEditable has applied the stricter rule (the config's whitelists too)
                 edit.userModules = userModules
                 edit.recordsChange = true
+                edit.changesDirectory = changes
                 _ = try edit.run()
             }
         } catch let error as JobError {
@@ -412,30 +419,90 @@ struct ModelPages: Sendable {
             return try await detail(request, entityName: concrete.name, rawID: Substring("%23\(object.id.rowID)"), message: (error.message, true), status: status)
         }
         state.metrics.countEdit(failed: false)
+        _ = await refreshOutputs()
         return Pages.redirect(path)
     }
 
-    /// Reverts the newest change file (an edit or an import), as `tvimport undo` does, or
-    /// re-applies the last one undone (`ApplyCommand.redo`).
+    /// Reverts the newest change (an edit, an import, a run), as `tvimport undo` does, or
+    /// re-applies the last one undone (`ApplyCommand.redo`). An edit is undone at once, and the
+    /// page names its object and attribute; an import or a run first gets a page that names its
+    /// source, time and counts, whose button sends `confirm=RUNID`: only that change is undone
+    /// then, never one that came between. The config's outputs follow (`DerivedOutputs`).
     func undoOrRedo(_ request: Request, redo: Bool) async throws -> Response {
         let form = try await Routes.form(request, limit: state.options.maxBodyBytes)
         if let refusal = authorize(request, form) { return refusal }
+        let back = form["back"].flatMap { $0.hasPrefix("/model/") ? $0 : nil }
+        let database = state.options.database
+        var confirmed: String?
+        if !redo {
+            let newest: ChangeRegister.Description?
+            do {
+                newest = try await BlockingWork.run { try ApplyCommand.newestChange(database: database) }
+            } catch let error as JobError {
+                return notice("Undo", error.message, failed: true, back: back)
+            }
+            guard let newest else { return notice("Undo", "Nothing to undo.", failed: true, back: back) }
+            if newest.kind != .edit {
+                guard form["confirm"] == newest.runID else { return confirmation(newest, form: form, back: back) }
+                confirmed = newest.runID
+            }
+        }
         let result: String
         let failed: Bool
         do {
-            let database = state.options.database
-            let (output, status) = try await BlockingWork.run {
-                redo ? try ApplyCommand.redo(database: database) : try ApplyCommand.undo(database: database)
+            let (output, status) = try await BlockingWork.run { [confirmed] in
+                redo ? try ApplyCommand.redo(database: database) : try ApplyCommand.undo(database: database, expecting: confirmed)
             }
             (result, failed) = (output, status != .success)
         } catch let error as JobError {
             (result, failed) = (error.message, true)
         }
-        let back = form["back"].flatMap { $0.hasPrefix("/model/") ? $0 : nil }
-        return Pages.html(HTML.page(title: redo ? "Redo" : "Undo", signedIn: true, tokenConfigured: true) { html in
-            html.trusted(failed ? "<p class=\"error\">" : "<p class=\"notice\">")
-            html.text(result)
-            html.raw("</p>")
+        var lines = [result]
+        if !failed { lines += await refreshOutputs() }
+        return notice(redo ? "Redo" : "Undo", lines.joined(separator: "\n"), failed: failed, back: back)
+    }
+
+    /// The config's outputs rewritten after a change made here; what each output says.
+    func refreshOutputs() async -> [String] {
+        guard let config = state.options.config else { return [] }
+        let database = state.options.database
+        return (try? await BlockingWork.run { DerivedOutputs.refresh(config: config, database: database).lines }) ?? []
+    }
+
+    /// The page that asks before an import or a run is undone.
+    func confirmation(_ change: ChangeRegister.Description, form: FormData, back: String?) -> Response {
+        Pages.html(HTML.page(title: "Undo \(change.kind?.rawValue ?? "change")?", signedIn: true, tokenConfigured: true) { html in
+            html.raw("<p>Undo ")
+            html.text(change.about)
+            html.raw(", made ")
+            html.text(change.time)
+            html.raw("? Every programme it inserted, updated or deleted goes back as it was; the next run imports each source again.</p>")
+            html.raw("<form method=\"post\" action=\"/undo\"><input type=\"hidden\" name=\"csrf\" value=\"")
+            html.text(form[Sessions.csrfField] ?? "")
+            html.raw("\"><input type=\"hidden\" name=\"confirm\" value=\"")
+            html.text(change.runID)
+            html.raw("\">")
+            if let back {
+                html.raw("<input type=\"hidden\" name=\"back\" value=\"")
+                html.text(back)
+                html.raw("\">")
+            }
+            html.raw("<button type=\"submit\">")
+            html.text(change.kind == .run ? "Undo this run" : "Undo this import")
+            html.raw("</button></form>")
+            html.raw("<p><a href=\"")
+            html.text(back ?? "/model")
+            html.raw("\">Cancel</a></p>")
+        }, status: .ok)
+    }
+
+    func notice(_ title: String, _ text: String, failed: Bool, back: String?) -> Response {
+        Pages.html(HTML.page(title: title, signedIn: true, tokenConfigured: true) { html in
+            for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
+                html.trusted(failed ? "<p class=\"error\">" : "<p class=\"notice\">")
+                html.text(String(line))
+                html.raw("</p>")
+            }
             if let back {
                 html.raw("<p><a href=\"")
                 html.text(back)

@@ -31,6 +31,11 @@ public struct ServeOptions: Sendable {
         self.feedsDirectory = feedsDirectory
     }
 
+    /// The config the server was started with: after an edit, an undo or a redo its outputs (the
+    /// feeds, the XMLTV file, the bucket) are rewritten to match the database, as `run` would
+    /// (`DerivedOutputs`), and its change-file folder is used.
+    public var config: JobConfig?
+
     /// `--feeds` named the directory: it must exist (exit 66). The config's `output` or the
     /// default may not exist yet before the first run: the server starts and says so.
     public var feedsDirectoryNamed = false
@@ -40,6 +45,7 @@ public struct ServeOptions: Sendable {
     /// A blank token in either is a configuration error (exit 78), never an open door.
     public init(config: JobConfig, environment: [String: String]) throws {
         self.init(database: config.database, feedsDirectory: config.output)
+        self.config = config
         refreshHours = config.refreshHours
         userModules = config.modules
         whitelists = config.whitelists

@@ -177,7 +177,9 @@ final class World {
         case 13: return undoStack.isEmpty ? .run : .pageUndo
         case 14..<16: return redoStack.isEmpty ? .revise(s) : .pageRedo
         case 16..<18: return .edit(channel: channel, value: value)
-        case 18..<20: return .serveEdit(channel: channel, value: value)
+        case 18..<20:
+            // serve opens an existing database only.
+            return FileManager.default.fileExists(atPath: box.path("tv.sqlite")) ? .serveEdit(channel: channel, value: value) : .run
         case 20..<22: return .alias(!aliases)
         default: return .priority(s, [0, 5, 10][random.next(3)])
         }
@@ -327,9 +329,9 @@ final class World {
         case let .edit(channel, value):
             let r = try box.run(["edit", "--config", "config.json", "Channel", channel, "customName=\(value)"])
             guard r.status == 0 else {
-                // A channel no source brought yet: refused, nothing changed.
+                // A channel no source brought yet (or no database yet): refused, nothing changed.
                 let unchanged = try before == dump(box.path("tv.sqlite"))
-                return r.status == 65 && unchanged ? nil : "edit exited \(r.status): \(r.stderr)"
+                return (r.status == 65 || r.status == 66) && unchanged ? nil : "edit exited \(r.status): \(r.stderr)"
             }
             inputs.edits.append((channel, value))
         case .serveEdit(let channel, let value):
@@ -382,8 +384,7 @@ final class World {
     func applyOntoCopy(dumpBefore: [String], changeFile: String) throws -> String? {
         guard let copyFrom = lastCopy else { return nil }
         let copy = box.path("copy.sqlite")
-        try? FileManager.default.removeItem(atPath: copy)
-        try FileManager.default.copyItem(atPath: copyFrom, toPath: copy)
+        try copyDatabase(copyFrom, to: copy)
         let r = try box.run(["apply", "--db", copy, box.path("changes/" + changeFile)])
         guard r.status == 0 else { return "apply onto a copy exited \(r.status): \(r.stdout) \(r.stderr)" }
         let applied = try dump(copy), now = try dump(box.path("tv.sqlite"))
@@ -443,11 +444,17 @@ final class World {
     }
 
     func snapshotForNextStep() {
-        let copy = box.path("before.sqlite")
-        try? FileManager.default.removeItem(atPath: copy)
         if FileManager.default.fileExists(atPath: box.path("tv.sqlite")) {
-            // The database is closed between commands (each is a process): a plain copy is consistent.
-            try? FileManager.default.copyItem(atPath: box.path("tv.sqlite"), toPath: copy)
+            try? copyDatabase(box.path("tv.sqlite"), to: box.path("before.sqlite"))
+        }
+    }
+
+    /// A database file with its write-ahead log: serve keeps its connections open, so what it
+    /// committed may still be in the log. No command writes while the test copies.
+    func copyDatabase(_ from: String, to: String) throws {
+        for suffix in ["", "-wal", "-shm"] {
+            try? FileManager.default.removeItem(atPath: to + suffix)
+            if FileManager.default.fileExists(atPath: from + suffix) { try FileManager.default.copyItem(atPath: from + suffix, toPath: to + suffix) }
         }
     }
 

@@ -138,7 +138,7 @@ try:
     print("edited", flush=True)
     sys.stdin.readline()   # the Swift test checks the database, then lets us go on
     driver.get(base + "/model/Channel/alpha.test")
-    undo = driver.find_element(By.XPATH, "//button[text()='Undo the last change']")
+    undo = driver.find_element(By.XPATH, "//button[starts-with(text(),'Undo the edit')]")
     undo.click()
     # The click submits a form: a navigation started at once could abort the POST before the
     # server sees it, so wait until the page the POST answers with has replaced this one.
