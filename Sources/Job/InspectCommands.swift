@@ -133,27 +133,51 @@ public struct EditCommand {
         // Recorded like an import's changes (serve's edits), so that undo and redo work from the page.
         let files = changesDirectory.map { ChangeFiles(directory: $0) } ?? ChangeFiles(database: database)
         let recording = recordsChange ? try files.startRecording(store, runID: ChangeFiles.runID(started)) : nil
-        let changed = try store.write { context -> [String] in
+        let (changed, label) = try store.write { context -> ([String], String) in
             guard let object = try Self.find(entity, id, context) else {
                 throw JobError(.dataError, "no \(entity.name) with identifier '\(id)'")
             }
+            // Named as people write it (`RTE2.ie`, `RTE2.ie/2027-10-25T18:00:00Z`), also when given as #ROWID.
+            let label = try Self.identity(of: object, in: context) ?? id
             var all = changes
             // An edited whitelisted attribute must be compared again by the next import, whose
             // content hash would otherwise say "unchanged".
             if let hashKey = entity.userInfo["hash"], !Set(changes.keys).isDisjoint(with: entity.overwritable) {
                 all[hashKey] = .null
             }
-            return try context.update(object, all)
+            return (try context.update(object, all), label)
         }.result
         if let recording, let path = try recording.finish() {
             try ChangeRegister.record(path: path, in: store, kind: .edit,
-                                      about: "the edit of \(entity.name) \(id) (\(changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }.joined(separator: ", ")))")
+                                      about: "the edit of \(entity.name) \(label) (\(changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }.joined(separator: ", ")))")
         }
         let visible = changed.filter { entity.attribute($0)?.isExcludedFromDiff != true }
         let outcome = visible.isEmpty ? "\(entity.name) \(id): nothing changed" : "\(entity.name) \(id): set \(visible.joined(separator: ", "))"
         // Edits show in `status`'s last runs beside imports and undos.
         try? RunLog.record(database: database, started: started, command: "edit", dryRun: false, exitCode: 0, outcome: outcome)
         return outcome
+    }
+
+    /// An object's identifier as `find` reads it: its identifying attributes (dates in ISO UTC),
+    /// a to-one part by its target's identifier, joined by `/`; nil when it has none.
+    static func identity(of id: ObjectID, in context: ObjectContext, depth: Int = 0) throws -> String? {
+        guard depth < 3, let entity = context.model.entity(id.entity), !entity.identifier.isEmpty,
+              let object = try context.object(id, keys: entity.identifier) else { return nil }
+        var parts: [String] = []
+        for key in entity.identifier {
+            if entity.relationship(key) != nil {
+                guard let target = object.related(key), let text = try identity(of: target, in: context, depth: depth + 1) else { return nil }
+                parts.append(text)
+            } else if case .date(let t) = object[key] {
+                parts.append(UTCTime.iso8601(t))
+            } else {
+                let value = object[key]
+                parts.append(value.stringValue ?? value.integerValue.map(String.init) ?? "\(value)")
+            }
+        }
+        // A programme's clump index 0 is left out, as `find` allows.
+        if entity.name == "Programme" || entity.name == "SourceProgramme", parts.last == "0" { parts.removeLast() }
+        return parts.joined(separator: "/")
     }
 
     /// `text` as a value of `attribute`, as `edit` reads it (an error names the attribute).
