@@ -2,7 +2,7 @@ import Glibc
 import Primitives
 
 /// One output file written atomically and only when its bytes change: the bytes go to a temporary
-/// file beside it (gzip-compressed on the way when the name ends in `.gz`), which then either
+/// file beside it (gzip-compressed on the way, on every core, when the name ends in `.gz`), which then either
 /// replaces the file (synced, renamed, directory synced) or, when it holds exactly the same bytes,
 /// is removed, so the file keeps its mtime. Memory stays constant: bytes are compressed and written
 /// as they come, and the comparison reads both files in blocks.
@@ -10,20 +10,14 @@ final class XMLTVFile {
     let path: String
     let temporary: String
     private var fd: Int32
-    private var deflater: GzipDeflater?
+    private var deflater: ParallelGzip?
 
     init(path: String) throws(XMLTVExportError) {
         self.path = path
         temporary = DurableFile.temporaryPath(for: path)
         fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw XMLTVExportError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        if path.hasSuffix(".gz") {
-            do { deflater = try GzipDeflater() } catch {
-                close(fd)
-                unlink(temporary)
-                throw XMLTVExportError("cannot start gzip compression for \(path): \(error)")
-            }
-        }
+        if path.hasSuffix(".gz") { deflater = ParallelGzip() }
     }
 
     deinit {

@@ -56,3 +56,50 @@ import Testing
         #expect(String(decoding: xml.bytes, as: UTF8.self) == expected)
     }
 }
+
+@Suite struct ParallelGzipTests {
+    static func gunzip(_ bytes: [UInt8]) throws -> (status: Int32, bytes: [UInt8]) {
+        let file = NSTemporaryDirectory() + "ParallelGzipTests-\(UUID().uuidString).gz"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-dc", file]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, [UInt8](data))
+    }
+
+    static func compress(_ input: [UInt8], pieces: Int, blockSize: Int) -> [UInt8] {
+        let gzip = ParallelGzip(blockSize: blockSize)
+        var output: [UInt8] = []
+        let size = max(1, input.count / pieces)
+        var rest = input[...]
+        while !rest.isEmpty {
+            gzip.compress(Array(rest.prefix(size)), finish: false) { (chunk: ArraySlice<UInt8>) in output += chunk }
+            rest = rest.dropFirst(size)
+        }
+        gzip.compress([], finish: true) { (chunk: ArraySlice<UInt8>) in output += chunk }
+        return output
+    }
+
+    /// Many blocks (each primed with the one before), written in pieces that do not fall on
+    /// block boundaries: gzip reads the original back, and the bytes depend only on the input.
+    @Test(arguments: [0, 1, 1000, 4096, 300_001])
+    func manyBlocksGiveOneValidDeterministicMember(count: Int) throws {
+        var state: UInt32 = 7
+        let input = (0..<count).map { i -> UInt8 in
+            state = state &* 1_103_515_245 &+ 12345
+            return i % 3 == 0 ? UInt8(truncatingIfNeeded: state >> 24) : Array("<programme> news ".utf8)[i % 17]
+        }
+        let gzipped = Self.compress(input, pieces: 7, blockSize: 4096)
+        let back = try Self.gunzip(gzipped)
+        #expect(back.status == 0)
+        #expect(back.bytes == input)
+        #expect(Self.compress(input, pieces: 3, blockSize: 4096) == gzipped)
+        #expect(Array(gzipped.prefix(4)) == [0x1F, 0x8B, 8, 0])
+    }
+}
