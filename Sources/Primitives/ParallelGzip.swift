@@ -12,8 +12,8 @@ import Glibc
 ///
 /// ```swift
 /// let gzip = ParallelGzip()
-/// try gzip.compress(Array("<tv>".utf8), finish: false) { chunk in output += chunk }
-/// try gzip.compress([], finish: true) { chunk in output += chunk }
+/// try Array("<tv>".utf8).withUnsafeBufferPointer { try gzip.compress($0, finish: false) { chunk in output += chunk } }
+/// try gzip.compress(UnsafeBufferPointer(start: nil, count: 0), finish: true) { chunk in output += chunk }
 /// ```
 public final class ParallelGzip {
     private let level: Int32
@@ -46,7 +46,7 @@ public final class ParallelGzip {
 
     /// Compresses `bytes`, handing each piece of output to `sink` in order; `finish` ends the
     /// gzip member (nothing may follow).
-    public func compress<E: Error>(_ bytes: [UInt8], finish: Bool, _ sink: (ArraySlice<UInt8>) throws(E) -> Void) throws(E) {
+    public func compress<E: Error>(_ bytes: UnsafeBufferPointer<UInt8>, finish: Bool, _ sink: (ArraySlice<UInt8>) throws(E) -> Void) throws(E) {
         var rest = bytes[...]
         while !rest.isEmpty {
             let taken = rest.prefix(blockSize - filling.count)

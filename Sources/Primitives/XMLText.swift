@@ -11,31 +11,57 @@
 /// xml.raw("</title>\n")     // <title lang="en">Tom &amp; Jerry</title>
 /// ```
 public struct XMLText: Sendable {
-    /// The UTF-8 text written so far.
-    @inlinable public var bytes: [UInt8] { storage }
-    @usableFromInline var storage: [UInt8] = []
+    // All of `storage` is room (its count is its capacity); the text is its first `used` bytes.
+    // Bytes are copied in place: `Array.append(contentsOf:)` cost more than the copy itself for
+    // the few bytes of most appends.
+    @usableFromInline var storage: [UInt8]
+    @usableFromInline var used = 0
 
     /// Empty text with room for `capacity` bytes.
     public init(capacity: Int = 0) {
-        storage.reserveCapacity(capacity)
+        storage = [UInt8](repeating: 0, count: max(capacity, 256))
+    }
+
+    /// The UTF-8 text written so far.
+    public var bytes: [UInt8] { Array(storage[..<used]) }
+
+    /// Calls `body` with the text written so far, without copying it.
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<used])) }
     }
 
     /// How many bytes are written.
-    @inlinable public var count: Int { storage.count }
+    @inlinable public var count: Int { used }
 
     /// Empties the text, keeping its buffer.
-    @inlinable public mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
+    @inlinable public mutating func removeAll() { used = 0 }
 
     /// Appends markup as it is.
     @inlinable
     public mutating func raw(_ markup: StaticString) {
-        markup.withUTF8Buffer { storage.append(contentsOf: $0) }
+        append(markup.utf8Start, markup.utf8CodeUnitCount)
     }
 
     /// Appends bytes as they are (markup, or text already escaped).
     @inlinable
     public mutating func raw(_ bytes: UnsafeBufferPointer<UInt8>) {
-        storage.append(contentsOf: bytes)
+        if let base = bytes.baseAddress { append(base, bytes.count) }
+    }
+
+    /// Copies `count` bytes from `start` to the end of the text.
+    @inlinable
+    mutating func append(_ start: UnsafePointer<UInt8>, _ count: Int) {
+        guard count > 0 else { return }
+        if storage.count - used < count { grow(count) }
+        let at = used
+        storage.withUnsafeMutableBufferPointer { ($0.baseAddress! + at).update(from: start, count: count) }
+        used += count
+    }
+
+    @usableFromInline
+    mutating func grow(_ count: Int) {
+        storage += repeatElement(0, count: max(storage.count, count))
     }
 
     /// Appends element content: markup characters as entities, a carriage return as a character
@@ -71,8 +97,8 @@ public struct XMLText: Sendable {
     @inlinable
     public mutating func append(integer: Int64) {
         if integer < 0 {
-            if integer == .min { storage.append(contentsOf: String(integer).utf8); return }
-            storage.append(UInt8(ascii: "-"))
+            if integer == .min { return raw("-9223372036854775808") }
+            raw("-")
         }
         var n = integer.magnitude
         var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)   // 24 bytes: room for 20 digits
@@ -83,7 +109,7 @@ public struct XMLText: Sendable {
                 buffer[i] = UInt8(ascii: "0") + UInt8(n % 10)
                 n /= 10
             } while n > 0
-            storage.append(contentsOf: buffer[i...])
+            append(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + i, buffer.count - i)
         }
     }
 
@@ -91,7 +117,10 @@ public struct XMLText: Sendable {
     @inlinable
     public mutating func append(compactTime seconds: Int64) {
         let c = UTCTime.components(seconds)
-        guard (0...9999).contains(c.year) else { return storage.append(contentsOf: UTCTime.compact(seconds).utf8) }
+        guard (0...9999).contains(c.year) else {
+            var text = UTCTime.compact(seconds)
+            return text.withUTF8 { raw($0) }
+        }
         var digits: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &digits) { b in
             func put(_ value: Int, at offset: Int, width: Int) {
@@ -107,7 +136,7 @@ public struct XMLText: Sendable {
             put(c.hour, at: 8, width: 2)
             put(c.minute, at: 10, width: 2)
             put(c.second, at: 12, width: 2)
-            storage.append(contentsOf: b[0..<14])
+            append(b.baseAddress!.assumingMemoryBound(to: UInt8.self), 14)
         }
     }
 
@@ -124,12 +153,12 @@ public struct XMLText: Sendable {
                 i += 1
                 guard byte < 0x20 || byte == 0x26 || byte == 0x3C || byte == 0x3E || byte == 0x22 else { continue }
                 if byte == 0x22 && !attribute || (byte == 0x09 || byte == 0x0A) && !attribute { continue }
-                storage.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<(i - 1)]))
+                append(base + start, i - 1 - start)
                 start = i
                 appendEscape(byte)
             }
         }
-        storage.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        append(base + start, count - start)
     }
 
     /// Whether any of the eight bytes of `word` is a C0 control, `"`, `&`, `<` or `>` (exact: no

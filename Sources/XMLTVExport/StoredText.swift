@@ -1,3 +1,5 @@
+import Glibc
+
 /// The UTF-8 bytes of one stored text (a column of the row a cursor is on, or of a `MemberBlock`),
 /// valid until the cursor moves or the block is loaded again.
 typealias StoredBytes = UnsafeBufferPointer<UInt8>
@@ -9,6 +11,12 @@ typealias StoredBytes = UnsafeBufferPointer<UInt8>
 enum StoredText {
     /// No bytes (a missing text written as an empty one).
     static var empty: StoredBytes { StoredBytes(start: nil, count: 0) }
+
+    /// Whether `text` is exactly `word`'s bytes (the words compared here are ASCII, which only
+    /// their own bytes are canonically equivalent to: as `String`'s `==` compared them).
+    static func equals(_ text: StoredBytes, _ word: StaticString) -> Bool {
+        text.count == word.utf8CodeUnitCount && (text.count == 0 || memcmp(text.baseAddress!, word.utf8Start, text.count) == 0)
+    }
 
     /// Each line of `"\n"`-separated text (none for nil or empty text). A CR LF pair is one
     /// `Character`, which `split(separator: "\n")` does not cut: neither is it cut here.
@@ -60,9 +68,9 @@ enum StoredText {
         guard let first = line.firstIndex(of: 0x09), let second = line[(first + 1)...].firstIndex(of: 0x09) else { return nil }
         let tag: Tag
         switch StoredBytes(rebasing: line[..<first]) {
-        case let t where t.elementsEqual("title".utf8): tag = .title
-        case let t where t.elementsEqual("sub-title".utf8): tag = .subTitle
-        case let t where t.elementsEqual("desc".utf8): tag = .desc
+        case let t where equals(t, "title"): tag = .title
+        case let t where equals(t, "sub-title"): tag = .subTitle
+        case let t where equals(t, "desc"): tag = .desc
         default: return nil
         }
         return (tag, StoredBytes(rebasing: line[(first + 1)..<second]), StoredBytes(rebasing: line[(second + 1)...]))

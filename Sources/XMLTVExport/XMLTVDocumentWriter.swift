@@ -51,11 +51,11 @@ struct StoredProgramme {
 /// the same bytes (no date, no generator version in the document).
 struct XMLTVDocumentWriter {
     private var xml: XMLText
-    private let output: ([UInt8]) throws -> Void
+    private let output: (UnsafeBufferPointer<UInt8>) throws -> Void
     private static let blockSize = 1 << 16
 
     /// Starts the document; `output` receives its bytes in order.
-    init(output: @escaping ([UInt8]) throws -> Void) {
+    init(output: @escaping (UnsafeBufferPointer<UInt8>) throws -> Void) {
         self.output = output
         xml = XMLText(capacity: Self.blockSize + 16384)
         xml.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE tv SYSTEM \"xmltv.dtd\">\n")
@@ -125,7 +125,7 @@ struct XMLTVDocumentWriter {
         // refuses it and media servers would misread it.
         StoredText.forEachLine(p.episodeNum) { line in
             let (system, raw) = StoredText.keyed(line)
-            guard !system.elementsEqual("xmltv_ns".utf8) || StoredText.isWellFormedXMLTVNS(raw) else { return }
+            guard !StoredText.equals(system, "xmltv_ns") || StoredText.isWellFormedXMLTVNS(raw) else { return }
             xml.raw("    <episode-num system=\"")
             xml.attribute(system)
             xml.raw("\">")
@@ -148,7 +148,7 @@ struct XMLTVDocumentWriter {
         if p.isNew { xml.raw("    <new/>\n") }
         StoredText.forEachLine(p.subtitles) { type in
             // The DTD knows three types; anything else is written untyped.
-            if Self.subtitleTypes.contains(where: { type.elementsEqual($0.utf8) }) {
+            if Self.subtitleTypes.contains(where: { StoredText.equals(type, $0) }) {
                 xml.raw("    <subtitles type=\"")
                 xml.raw(type)
                 xml.raw("\"/>\n")
@@ -165,14 +165,16 @@ struct XMLTVDocumentWriter {
     /// Ends the document and hands out the last bytes.
     mutating func finish() throws {
         xml.raw("</tv>\n")
-        try output(xml.bytes)
+        try xml.withBytes { try output($0) }
         xml.removeAll()
     }
 
     /// The credit roles in the DTD's order; credits of other roles are not written.
     static let creditRoles: [StaticString] = ["director", "actor", "writer", "adapter", "producer", "composer", "editor", "presenter",
                                               "commentator", "guest"]
-    static let subtitleTypes = ["teletext", "onscreen", "deaf-signed"]
+    /// Only actors have a character and a guest flag.
+    static let actorRank = 1
+    static let subtitleTypes: [StaticString] = ["teletext", "onscreen", "deaf-signed"]
     /// The children of `<video>` and `<audio>` in the DTD's order (a key stored twice: the last).
     static let videoFields: [StaticString] = ["present", "colour", "aspect", "quality"]
     static let audioFields: [StaticString] = ["present", "stereo"]
@@ -193,24 +195,31 @@ struct XMLTVDocumentWriter {
     /// `<credits>` with the credits grouped by role in the DTD's order, each role's in stored order.
     private mutating func write(credits: MemberRows) {
         xml.raw("    <credits>\n")
-        for role in Self.creditRoles {
-            role.withUTF8Buffer { roleName in
-                for i in credits.indices where (credits.text(i, Credit.role) ?? StoredText.empty).elementsEqual(roleName) {
-                    xml.raw("      <")
-                    xml.raw(roleName)
-                    if roleName.elementsEqual("actor".utf8) {
-                        if let character = credits.text(i, Credit.character) {
-                            xml.raw(" role=\"")
-                            xml.attribute(character)
-                            xml.raw("\"")
+        // Each credit's role found once (its place in `creditRoles`, -1 for another role).
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: credits.indices.count) { ranks in
+            for i in credits.indices {
+                let role = credits.text(i, Credit.role) ?? StoredText.empty
+                ranks[i] = Self.creditRoles.firstIndex { StoredText.equals(role, $0) } ?? -1
+            }
+            for (rank, role) in Self.creditRoles.enumerated() where ranks.contains(rank) {
+                role.withUTF8Buffer { roleName in
+                    for i in credits.indices where ranks[i] == rank {
+                        xml.raw("      <")
+                        xml.raw(roleName)
+                        if rank == Self.actorRank {
+                            if let character = credits.text(i, Credit.character) {
+                                xml.raw(" role=\"")
+                                xml.attribute(character)
+                                xml.raw("\"")
+                            }
+                            if credits.flag(i) { xml.raw(" guest=\"yes\"") }
                         }
-                        if credits.flag(i) { xml.raw(" guest=\"yes\"") }
+                        xml.raw(">")
+                        xml.text(credits.text(i, Credit.name) ?? StoredText.empty)
+                        xml.raw("</")
+                        xml.raw(roleName)
+                        xml.raw(">\n")
                     }
-                    xml.raw(">")
-                    xml.text(credits.text(i, Credit.name) ?? StoredText.empty)
-                    xml.raw("</")
-                    xml.raw(roleName)
-                    xml.raw(">\n")
                 }
             }
         }
@@ -235,7 +244,7 @@ struct XMLTVDocumentWriter {
 
     private mutating func flushIfFull() throws {
         guard xml.count >= Self.blockSize else { return }
-        try output(xml.bytes)
+        try xml.withBytes { try output($0) }
         xml.removeAll()
     }
 
@@ -276,27 +285,25 @@ struct XMLTVDocumentWriter {
         guard lines != nil else { return }
         var opened = false
         for key in order {
-            key.withUTF8Buffer { key in
-                var value: StoredBytes?
-                StoredText.forEachLine(lines) { line in
-                    let (k, v) = StoredText.keyed(line)
-                    if k.elementsEqual(key) { value = v }
-                }
-                guard let value else { return }
-                if !opened {
-                    xml.raw("    <")
-                    xml.raw(name)
-                    xml.raw(">")
-                    opened = true
-                }
-                xml.raw("<")
-                xml.raw(key)
-                xml.raw(">")
-                xml.text(value)
-                xml.raw("</")
-                xml.raw(key)
-                xml.raw(">")
+            var value: StoredBytes?
+            StoredText.forEachLine(lines) { line in
+                let (k, v) = StoredText.keyed(line)
+                if StoredText.equals(k, key) { value = v }
             }
+            guard let value else { continue }
+            if !opened {
+                xml.raw("    <")
+                xml.raw(name)
+                xml.raw(">")
+                opened = true
+            }
+            xml.raw("<")
+            xml.raw(key)
+            xml.raw(">")
+            xml.text(value)
+            xml.raw("</")
+            xml.raw(key)
+            xml.raw(">")
         }
         guard opened else { return }
         xml.raw("</")

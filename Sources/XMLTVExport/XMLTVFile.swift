@@ -27,11 +27,11 @@ final class XMLTVFile {
         }
     }
 
-    func write(_ bytes: [UInt8]) throws(XMLTVExportError) {
+    func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(XMLTVExportError) {
         if let deflater {
             try deflater.compress(bytes, finish: false) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
         } else {
-            try writeAll(bytes[...])
+            try writeAll(UnsafeRawBufferPointer(bytes))
         }
     }
 
@@ -39,7 +39,7 @@ final class XMLTVFile {
     /// these bytes (then it is left untouched).
     func commit() throws(XMLTVExportError) -> Bool {
         if let deflater {
-            try deflater.compress([], finish: true) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
+            try deflater.compress(UnsafeBufferPointer(start: nil, count: 0), finish: true) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
         }
         if Self.sameContent(temporary, path) {
             close(fd)
@@ -59,13 +59,25 @@ final class XMLTVFile {
     }
 
     private func writeAll(_ bytes: ArraySlice<UInt8>) throws(XMLTVExportError) {
+        var failed = false
+        bytes.withUnsafeBytes { failed = !write(all: $0) }
+        if failed { throw failure("cannot write \(temporary)") }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(XMLTVExportError) {
+        guard write(all: bytes) else { throw failure("cannot write \(temporary)") }
+    }
+
+    /// False when a write failed (`errno` says why).
+    private func write(all bytes: UnsafeRawBufferPointer) -> Bool {
         var rest = bytes
         while !rest.isEmpty {
-            let n = rest.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+            let n = Glibc.write(fd, rest.baseAddress!, rest.count)
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw failure("cannot write \(temporary)") }
-            rest = rest.dropFirst(n)
+            guard n > 0 else { return false }
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
         }
+        return true
     }
 
     private func failure(_ what: String) -> XMLTVExportError {

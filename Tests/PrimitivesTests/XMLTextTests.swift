@@ -79,10 +79,12 @@ import Testing
         let size = max(1, input.count / pieces)
         var rest = input[...]
         while !rest.isEmpty {
-            gzip.compress(Array(rest.prefix(size)), finish: false) { (chunk: ArraySlice<UInt8>) in output += chunk }
+            Array(rest.prefix(size)).withUnsafeBufferPointer {
+                gzip.compress($0, finish: false) { (chunk: ArraySlice<UInt8>) in output += chunk }
+            }
             rest = rest.dropFirst(size)
         }
-        gzip.compress([], finish: true) { (chunk: ArraySlice<UInt8>) in output += chunk }
+        gzip.compress(UnsafeBufferPointer(start: nil, count: 0), finish: true) { (chunk: ArraySlice<UInt8>) in output += chunk }
         return output
     }
 
