@@ -1,6 +1,6 @@
 import Glibc
 
-/// The UTF-8 bytes of one stored text (a column of the row a cursor is on, or of a `MemberBlock`),
+/// The UTF-8 bytes of one stored text (a column of the row a cursor is on, or of a `MemberStream`),
 /// valid until the cursor moves or the block is loaded again.
 typealias StoredBytes = UnsafeBufferPointer<UInt8>
 

@@ -179,14 +179,14 @@ struct XMLTVDocumentWriter {
     static let videoFields: [StaticString] = ["present", "colour", "aspect", "quality"]
     static let audioFields: [StaticString] = ["present", "stereo"]
 
-    /// The credit columns of a `MemberBlock` (`ListingsMapper.creditKeys`' texts and the guest flag).
+    /// The credit keys a `MemberStream` reads (`ListingsMapper.creditKeys`' texts, then the guest flag).
     enum Credit {
         static let keys = ["role", "name", "character"]
         static let role = 0, name = 1, character = 2
         static let flagKey = "isGuest"
     }
 
-    /// The category columns of a `MemberBlock`.
+    /// The category keys a `MemberStream` reads.
     enum Category {
         static let keys = ["name", "lang"]
         static let name = 0, lang = 1

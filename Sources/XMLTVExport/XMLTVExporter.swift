@@ -1,7 +1,4 @@
-import Listings
 import ObjectGraph
-import XMLTV
-import XMLTVImport
 
 /// What an XMLTV export wrote.
 public struct XMLTVExportReport: Sendable {
