@@ -1,8 +1,8 @@
 import CZlib
 
-/// gzip compression with zlib, the one compressor of the project: the XMLTV export streams through
-/// it (Sources/XMLTVExport/XMLTVFile.swift), `serve` compresses each feed once with it
-/// (Sources/Serve/FeedFiles.swift). The header carries no name and no time (mtime 0), so the same
+/// gzip compression with zlib in one stream: `serve` compresses each feed once with it
+/// (Sources/Serve/FeedFiles.swift); the XMLTV export, hundreds of megabytes, uses `ParallelGzip`
+/// (the same zlib, on every core). The header carries no name and no time (mtime 0), so the same
 /// bytes always compress to the same bytes.
 ///
 /// ```swift

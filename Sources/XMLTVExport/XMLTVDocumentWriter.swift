@@ -1,228 +1,329 @@
 import Primitives
-import XMLTV
+
+/// A stored channel as the bytes of the row being read (`ListingsMapper.channelKeys`).
+struct StoredChannel {
+    var id: StoredBytes
+    var displayName: StoredBytes?
+    /// Further display names, one a line.
+    var otherNames: StoredBytes?
+    var icon: StoredBytes?
+    var url: StoredBytes?
+}
+
+/// A stored programme as the bytes and numbers of the row being read, in `ListingsMapper`'s
+/// storage forms (`ListingsMapper.programmeKeys`).
+struct StoredProgramme {
+    var start: Int64 = 0
+    var stop: Int64?
+    var clumpIndex: Int64 = 0
+    var clumpCount: Int64 = 1
+    var title: StoredBytes?
+    var subTitle: StoredBytes?
+    var desc: StoredBytes?
+    /// Titles, sub-titles and descriptions in further languages, `tag\tlang\ttext` lines.
+    var otherLanguages: StoredBytes?
+    var date: StoredBytes?
+    var keywords: StoredBytes?
+    var language: StoredBytes?
+    var originalLanguage: StoredBytes?
+    var length: Int64?
+    var icon: StoredBytes?
+    var url: StoredBytes?
+    var country: StoredBytes?
+    /// `system=raw` lines.
+    var episodeNum: StoredBytes?
+    var video: StoredBytes?
+    var audio: StoredBytes?
+    var previouslyShown = false
+    var previouslyShownStart: StoredBytes?
+    var premiere = false
+    var lastChance = false
+    var isNew = false
+    var subtitles: StoredBytes?
+    var rating: StoredBytes?
+    var starRating: StoredBytes?
+}
 
 /// Writes an XMLTV document element by element, in the order of the XMLTV DTD
-/// (`/usr/share/xmltv/xmltv.dtd`), with times as `YYYYMMDDhhmmss +0000`. Text is buffered and
-/// handed to `output` in blocks, so a guide of any size passes through a fixed amount of memory.
-/// The same values always give the same bytes (no date, no generator version in the document).
-public struct XMLTVDocumentWriter {
-    private var buffer: [UInt8] = []
-    private let output: ([UInt8]) throws -> Void
+/// (`/usr/share/xmltv/xmltv.dtd`), with times as `YYYYMMDDhhmmss +0000`, straight from stored
+/// rows' bytes into an `XMLText` (no value is built per row). Text is handed to `output` in blocks,
+/// so a guide of any size passes through a fixed amount of memory. The same values always give
+/// the same bytes (no date, no generator version in the document).
+struct XMLTVDocumentWriter {
+    private var xml: XMLText
+    private let output: (UnsafeBufferPointer<UInt8>) throws -> Void
     private static let blockSize = 1 << 16
 
     /// Starts the document; `output` receives its bytes in order.
-    public init(output: @escaping ([UInt8]) throws -> Void) {
+    init(output: @escaping (UnsafeBufferPointer<UInt8>) throws -> Void) {
         self.output = output
-        buffer.reserveCapacity(Self.blockSize + 4096)
-        append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE tv SYSTEM \"xmltv.dtd\">\n")
-        append("<tv generator-info-name=\"tvimport\">\n")
+        xml = XMLText(capacity: Self.blockSize + 16384)
+        xml.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE tv SYSTEM \"xmltv.dtd\">\n")
+        xml.raw("<tv generator-info-name=\"tvimport\">\n")
     }
 
-    /// A `<channel>`: display names (the id when it has none: the DTD wants one), icons, urls.
-    public mutating func write(_ channel: XMLTVChannel) throws {
-        append("  <channel")
-        attribute("id", channel.id)
-        append(">\n")
-        let names = channel.displayNames.filter { !$0.text.isEmpty }
-        for name in names.isEmpty ? [LocalizedText(text: channel.id)] : names { localized("display-name", name) }
-        for icon in channel.icons { write(icon, indent: "    ") }
-        for url in channel.urls { simple("url", url) }
-        append("  </channel>\n")
+    /// A `<channel>`: display names (the id when it has none: the DTD wants one), icon, url.
+    mutating func write(_ channel: StoredChannel) throws {
+        xml.raw("  <channel id=\"")
+        xml.attribute(channel.id)
+        xml.raw("\">\n")
+        var named = false
+        func name(_ text: StoredBytes) {
+            guard !text.isEmpty else { return }
+            named = true
+            element("display-name", text)
+        }
+        if let first = channel.displayName { name(first) }
+        StoredText.forEachLine(channel.otherNames) { name($0) }
+        if !named { element("display-name", channel.id) }
+        if let icon = channel.icon { self.icon(icon) }
+        if let url = channel.url { element("url", url) }
+        xml.raw("  </channel>\n")
         try flushIfFull()
     }
 
-    /// A `<programme>` with every child the model holds, in the DTD's order.
-    public mutating func write(_ p: XMLTVProgramme) throws {
-        append("  <programme start=\"")
+    /// A `<programme>` on the channel `channel` with every child it stores, in the DTD's order;
+    /// its credits and categories in stored position order.
+    mutating func write(_ p: StoredProgramme, channel: StoredBytes, credits: MemberRows, categories: MemberRows) throws {
+        xml.raw("  <programme start=\"")
         time(p.start)
         if let stop = p.stop {
-            append("\" stop=\"")
+            xml.raw("\" stop=\"")
             time(stop)
         }
-        append("\" channel=\"")
-        escaped(p.channel, attribute: true)
-        if p.clumpCount > 1 { append("\" clumpidx=\"\(p.clumpIndex)/\(p.clumpCount)") }
-        append("\">\n")
+        xml.raw("\" channel=\"")
+        xml.attribute(channel)
+        if p.clumpCount > 1 {
+            xml.raw("\" clumpidx=\"")
+            xml.append(integer: p.clumpIndex)
+            xml.raw("/")
+            xml.append(integer: p.clumpCount)
+        }
+        xml.raw("\">\n")
         // title+ : a programme stored without one gets the feeds' word for it (an empty title is
         // an error to tv_validate_file).
-        for t in p.titles.isEmpty ? [LocalizedText(text: "(untitled)")] : p.titles { localized("title", t) }
-        for t in p.subTitles { localized("sub-title", t) }
-        for t in p.descriptions { localized("desc", t) }
-        if !p.credits.isEmpty {
-            append("    <credits>\n")
-            for role in Self.creditRoles {
-                for c in p.credits where c.role == role {
-                    append("      <\(role)")
-                    if role == "actor" {
-                        if let character = c.character { attribute("role", character) }
-                        if c.isGuest { append(" guest=\"yes\"") }
-                    }
-                    append(">")
-                    escaped(c.name, attribute: false)
-                    append("</\(role)>\n")
-                }
-            }
-            append("    </credits>\n")
+        if !languages(.title, "title", p.title, p.otherLanguages) { xml.raw("    <title>(untitled)</title>\n") }
+        languages(.subTitle, "sub-title", p.subTitle, p.otherLanguages)
+        languages(.desc, "desc", p.desc, p.otherLanguages)
+        if !credits.isEmpty { write(credits: credits) }
+        if let date = p.date { element("date", date) }
+        for i in categories.indices {
+            localized("category", categories.text(i, Category.name) ?? StoredText.empty, lang: categories.text(i, Category.lang))
         }
-        if let date = p.date { simple("date", date) }
-        for c in p.categories { localized("category", c) }
-        for k in p.keywords { localized("keyword", k) }
-        if let language = p.language { simple("language", language) }
-        if let language = p.originalLanguage { simple("orig-language", language) }
-        if let length = p.length { append("    <length units=\"seconds\">\(length)</length>\n") }
-        for icon in p.icons { write(icon, indent: "    ") }
-        for url in p.urls { simple("url", url) }
-        for country in p.countries { simple("country", country) }
+        StoredText.forEachLine(p.keywords) { element("keyword", $0) }
+        if let language = p.language { element("language", language) }
+        if let language = p.originalLanguage { element("orig-language", language) }
+        if let length = p.length {
+            xml.raw("    <length units=\"seconds\">")
+            xml.append(integer: length)
+            xml.raw("</length>\n")
+        }
+        if let icon = p.icon { self.icon(icon) }
+        if let url = p.url { element("url", url) }
+        StoredText.forEachLine(p.country) { element("country", $0) }
         // An xmltv_ns number that breaks its own grammar ("00.05") is left out: tv_validate_file
         // refuses it and media servers would misread it.
-        for e in p.episodeNumbers where e.system != "xmltv_ns" || Self.isWellFormedXMLTVNS(e.raw) {
-            append("    <episode-num")
-            attribute("system", e.system)
-            append(">")
-            escaped(e.raw, attribute: false)
-            append("</episode-num>\n")
+        StoredText.forEachLine(p.episodeNum) { line in
+            let (system, raw) = StoredText.keyed(line)
+            guard !StoredText.equals(system, "xmltv_ns") || StoredText.isWellFormedXMLTVNS(raw) else { return }
+            xml.raw("    <episode-num system=\"")
+            xml.attribute(system)
+            xml.raw("\">")
+            xml.text(raw)
+            xml.raw("</episode-num>\n")
         }
-        fields("video", p.video, order: ["present", "colour", "aspect", "quality"])
-        fields("audio", p.audio, order: ["present", "stereo"])
+        fields("video", p.video, Self.videoFields)
+        fields("audio", p.audio, Self.audioFields)
         if p.previouslyShown {
-            append("    <previously-shown")
-            if let start = p.previouslyShownStart { attribute("start", start) }
-            if let channel = p.previouslyShownChannel { attribute("channel", channel) }
-            append("/>\n")
+            xml.raw("    <previously-shown")
+            if let start = p.previouslyShownStart {
+                xml.raw(" start=\"")
+                xml.attribute(start)
+                xml.raw("\"")
+            }
+            xml.raw("/>\n")
         }
-        if p.premiere { append("    <premiere/>\n") }
-        if p.lastChance { append("    <last-chance/>\n") }
-        if p.isNew { append("    <new/>\n") }
-        for type in p.subtitles {
+        if p.premiere { xml.raw("    <premiere/>\n") }
+        if p.lastChance { xml.raw("    <last-chance/>\n") }
+        if p.isNew { xml.raw("    <new/>\n") }
+        StoredText.forEachLine(p.subtitles) { type in
             // The DTD knows three types; anything else is written untyped.
-            append(Self.subtitleTypes.contains(type) ? "    <subtitles type=\"\(type)\"/>\n" : "    <subtitles/>\n")
+            if Self.subtitleTypes.contains(where: { StoredText.equals(type, $0) }) {
+                xml.raw("    <subtitles type=\"")
+                xml.raw(type)
+                xml.raw("\"/>\n")
+            } else {
+                xml.raw("    <subtitles/>\n")
+            }
         }
-        for r in p.ratings { rating("rating", r) }
-        for r in p.starRatings { rating("star-rating", r) }
-        append("  </programme>\n")
+        StoredText.forEachLine(p.rating) { rating("rating", $0) }
+        StoredText.forEachLine(p.starRating) { rating("star-rating", $0) }
+        xml.raw("  </programme>\n")
         try flushIfFull()
     }
 
     /// Ends the document and hands out the last bytes.
-    public mutating func finish() throws {
-        append("</tv>\n")
-        try output(buffer)
-        buffer = []
+    mutating func finish() throws {
+        xml.raw("</tv>\n")
+        try xml.withBytes { try output($0) }
+        xml.removeAll()
     }
 
-    static let creditRoles = ["director", "actor", "writer", "adapter", "producer", "composer", "editor", "presenter", "commentator", "guest"]
-    static let subtitleTypes: Set<String> = ["teletext", "onscreen", "deaf-signed"]
+    /// The credit roles in the DTD's order; credits of other roles are not written.
+    static let creditRoles: [StaticString] = ["director", "actor", "writer", "adapter", "producer", "composer", "editor", "presenter",
+                                              "commentator", "guest"]
+    /// Only actors have a character and a guest flag.
+    static let actorRank = 1
+    static let subtitleTypes: [StaticString] = ["teletext", "onscreen", "deaf-signed"]
+    /// The children of `<video>` and `<audio>` in the DTD's order (a key stored twice: the last).
+    static let videoFields: [StaticString] = ["present", "colour", "aspect", "quality"]
+    static let audioFields: [StaticString] = ["present", "stereo"]
 
-    /// tv_validate_file's grammar of `xmltv_ns`: three dot-separated parts, each an optional
-    /// number with an optional "/total", spaces allowed around every piece.
-    static func isWellFormedXMLTVNS(_ raw: String) -> Bool {
-        let parts = raw.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3 else { return false }
-        return parts.allSatisfy { part in
-            let halves = part.split(separator: "/", omittingEmptySubsequences: false)
-            guard halves.count <= 2 else { return false }
-            func digits(_ s: Substring, required: Bool) -> Bool {
-                let t = s.trimmingSpaces
-                return (required ? !t.isEmpty : true) && t.allSatisfy { $0.isASCII && $0.isNumber } && !t.contains(" ")
+    /// The credit keys a `MemberStream` reads (`ListingsMapper.creditKeys`' texts, then the guest flag).
+    enum Credit {
+        static let keys = ["role", "name", "character"]
+        static let role = 0, name = 1, character = 2
+        static let flagKey = "isGuest"
+    }
+
+    /// The category keys a `MemberStream` reads.
+    enum Category {
+        static let keys = ["name", "lang"]
+        static let name = 0, lang = 1
+    }
+
+    /// `<credits>` with the credits grouped by role in the DTD's order, each role's in stored order.
+    private mutating func write(credits: MemberRows) {
+        xml.raw("    <credits>\n")
+        // Each credit's role found once (its place in `creditRoles`, -1 for another role).
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: credits.indices.count) { ranks in
+            for i in credits.indices {
+                let role = credits.text(i, Credit.role) ?? StoredText.empty
+                ranks[i] = Self.creditRoles.firstIndex { StoredText.equals(role, $0) } ?? -1
             }
-            return digits(halves[0], required: false) && (halves.count == 1 || digits(halves[1], required: true))
-        }
-    }
-
-    private mutating func flushIfFull() throws {
-        guard buffer.count >= Self.blockSize else { return }
-        try output(buffer)
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    private mutating func append(_ s: String) {
-        var s = s
-        s.withUTF8 { buffer.append(contentsOf: $0) }
-    }
-
-    private mutating func time(_ utc: Int64) {
-        append(UTCTime.compact(utc))
-        append(" +0000")
-    }
-
-    private mutating func simple(_ name: String, _ text: String) {
-        append("    <\(name)>")
-        escaped(text, attribute: false)
-        append("</\(name)>\n")
-    }
-
-    private mutating func localized(_ name: String, _ text: LocalizedText) {
-        append("    <\(name)")
-        if let lang = text.lang, !lang.isEmpty { attribute("lang", lang) }
-        append(">")
-        escaped(text.text, attribute: false)
-        append("</\(name)>\n")
-    }
-
-    private mutating func write(_ icon: Icon, indent: String) {
-        append(indent + "<icon")
-        attribute("src", icon.src)
-        if let width = icon.width { append(" width=\"\(width)\"") }
-        if let height = icon.height { append(" height=\"\(height)\"") }
-        append("/>\n")
-    }
-
-    private mutating func fields(_ name: String, _ values: [String: String], order: [String]) {
-        let present = order.filter { values[$0] != nil }
-        guard !present.isEmpty else { return }
-        append("    <\(name)>")
-        for key in present {
-            append("<\(key)>")
-            escaped(values[key]!, attribute: false)
-            append("</\(key)>")
-        }
-        append("</\(name)>\n")
-    }
-
-    private mutating func rating(_ name: String, _ r: Rating) {
-        append("    <\(name)")
-        if let system = r.system { attribute("system", system) }
-        append("><value>")
-        escaped(r.value, attribute: false)
-        append("</value></\(name)>\n")
-    }
-
-    /// ` NAME="VALUE"`, the value escaped.
-    private mutating func attribute(_ name: String, _ value: String) {
-        append(" \(name)=\"")
-        escaped(value, attribute: true)
-        append("\"")
-    }
-
-    /// XML text: markup characters as entities; a carriage return and, in attributes, tabs and
-    /// line feeds as character references (a parser would normalise them away); characters XML 1.0
-    /// forbids (C0 controls) left out.
-    private mutating func escaped(_ s: String, attribute: Bool) {
-        var s = s
-        s.withUTF8 { bytes in
-            for b in bytes {
-                switch b {
-                case UInt8(ascii: "&"): buffer.append(contentsOf: [0x26, 0x61, 0x6D, 0x70, 0x3B])           // &amp;
-                case UInt8(ascii: "<"): buffer.append(contentsOf: [0x26, 0x6C, 0x74, 0x3B])                 // &lt;
-                case UInt8(ascii: ">"): buffer.append(contentsOf: [0x26, 0x67, 0x74, 0x3B])                 // &gt;
-                case UInt8(ascii: "\"") where attribute: buffer.append(contentsOf: [0x26, 0x71, 0x75, 0x6F, 0x74, 0x3B])   // &quot;
-                case 0x0D: buffer.append(contentsOf: Array("&#13;".utf8))
-                case 0x09 where attribute: buffer.append(contentsOf: Array("&#9;".utf8))
-                case 0x0A where attribute: buffer.append(contentsOf: Array("&#10;".utf8))
-                case 0x09, 0x0A: buffer.append(b)
-                case 0..<0x20: break
-                default: buffer.append(b)
+            for (rank, role) in Self.creditRoles.enumerated() where ranks.contains(rank) {
+                role.withUTF8Buffer { roleName in
+                    for i in credits.indices where ranks[i] == rank {
+                        xml.raw("      <")
+                        xml.raw(roleName)
+                        if rank == Self.actorRank {
+                            if let character = credits.text(i, Credit.character) {
+                                xml.raw(" role=\"")
+                                xml.attribute(character)
+                                xml.raw("\"")
+                            }
+                            if credits.flag(i) { xml.raw(" guest=\"yes\"") }
+                        }
+                        xml.raw(">")
+                        xml.text(credits.text(i, Credit.name) ?? StoredText.empty)
+                        xml.raw("</")
+                        xml.raw(roleName)
+                        xml.raw(">\n")
+                    }
                 }
             }
         }
+        xml.raw("    </credits>\n")
     }
-}
 
-private extension Substring {
-    /// Without leading and trailing spaces, tabs and line breaks (the grammar's `\s*`).
-    var trimmingSpaces: Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return self[endIndex...] }
-        return self[first...last]
+    /// The stored text of `element` then the further languages' of it; false when there is none.
+    @discardableResult
+    private mutating func languages(_ tag: StoredText.Tag, _ element: StaticString, _ first: StoredBytes?, _ others: StoredBytes?) -> Bool {
+        var any = false
+        if let first {
+            localized(element, first, lang: nil)
+            any = true
+        }
+        StoredText.forEachOtherLanguage(others) { t, lang, text in
+            guard t == tag else { return }
+            localized(element, text, lang: lang)
+            any = true
+        }
+        return any
+    }
+
+    private mutating func flushIfFull() throws {
+        guard xml.count >= Self.blockSize else { return }
+        try xml.withBytes { try output($0) }
+        xml.removeAll()
+    }
+
+    private mutating func time(_ utc: Int64) {
+        xml.append(compactTime: utc)
+        xml.raw(" +0000")
+    }
+
+    /// `    <NAME>TEXT</NAME>` and a line break.
+    private mutating func element(_ name: StaticString, _ text: StoredBytes) {
+        localized(name, text, lang: nil)
+    }
+
+    /// `    <NAME lang="LANG">TEXT</NAME>` (no `lang` when empty) and a line break.
+    private mutating func localized(_ name: StaticString, _ text: StoredBytes, lang: StoredBytes?) {
+        xml.raw("    <")
+        xml.raw(name)
+        if let lang, !lang.isEmpty {
+            xml.raw(" lang=\"")
+            xml.attribute(lang)
+            xml.raw("\"")
+        }
+        xml.raw(">")
+        xml.text(text)
+        xml.raw("</")
+        xml.raw(name)
+        xml.raw(">\n")
+    }
+
+    private mutating func icon(_ src: StoredBytes) {
+        xml.raw("    <icon src=\"")
+        xml.attribute(src)
+        xml.raw("\"/>\n")
+    }
+
+    /// `<video>` or `<audio>` from `key=value` lines: the known keys in the DTD's order.
+    private mutating func fields(_ name: StaticString, _ lines: StoredBytes?, _ order: [StaticString]) {
+        guard lines != nil else { return }
+        var opened = false
+        for key in order {
+            var value: StoredBytes?
+            StoredText.forEachLine(lines) { line in
+                let (k, v) = StoredText.keyed(line)
+                if StoredText.equals(k, key) { value = v }
+            }
+            guard let value else { continue }
+            if !opened {
+                xml.raw("    <")
+                xml.raw(name)
+                xml.raw(">")
+                opened = true
+            }
+            xml.raw("<")
+            xml.raw(key)
+            xml.raw(">")
+            xml.text(value)
+            xml.raw("</")
+            xml.raw(key)
+            xml.raw(">")
+        }
+        guard opened else { return }
+        xml.raw("</")
+        xml.raw(name)
+        xml.raw(">\n")
+    }
+
+    private mutating func rating(_ name: StaticString, _ line: StoredBytes) {
+        let (system, value) = StoredText.keyed(line)
+        xml.raw("    <")
+        xml.raw(name)
+        if !system.isEmpty {
+            xml.raw(" system=\"")
+            xml.attribute(system)
+            xml.raw("\"")
+        }
+        xml.raw("><value>")
+        xml.text(value)
+        xml.raw("</value></")
+        xml.raw(name)
+        xml.raw(">\n")
     }
 }

@@ -1,7 +1,4 @@
-import Listings
 import ObjectGraph
-import XMLTV
-import XMLTVImport
 
 /// What an XMLTV export wrote.
 public struct XMLTVExportReport: Sendable {
@@ -14,8 +11,9 @@ public struct XMLTVExportReport: Sendable {
 
 /// Writes the stored guide (the `Channel` and `Programme` rows) as one XMLTV file: the channels
 /// that are not hidden and have programmes, sorted by id (UTF-8 bytes), then their programmes
-/// channel by channel in (start, clump index) order. Programmes are read in blocks with their
-/// credits and categories, so memory does not grow with the guide.
+/// channel by channel in (start, clump index) order. Rows are read in index order, credits and
+/// categories beside their programmes, and written from SQLite's own bytes (no value is built
+/// per row), so memory does not grow with the guide.
 ///
 /// ```swift
 /// let report = try XMLTVExporter(store: store).export(to: "/var/www/tv/guide.xml.gz")
@@ -23,8 +21,6 @@ public struct XMLTVExportReport: Sendable {
 /// ```
 public struct XMLTVExporter {
     let store: Store
-    /// Programmes read (with their members) per query.
-    var blockSize = 512
 
     public init(store: Store) {
         self.store = store
@@ -37,17 +33,24 @@ public struct XMLTVExporter {
         var writer = XMLTVDocumentWriter { bytes throws in try file.write(bytes) }
         var channelCount = 0, programmeCount = 0
         try store.read { context in
-            var shown: [(id: ObjectID, xmltvId: String)] = []
-            let channels = try context.fetch("Channel", orderBy: [SortKey("xmltvId")], keys: ListingsMapper.channelKeys + ["hidden"])
-            while let c = try channels.next() {
-                guard c["hidden"].boolValue != true,
-                      try context.first("Programme", where: .related("channel", c.id), keys: []) != nil else { continue }
-                try writer.write(StoredListingsMapper.channel { c[$0] })
-                shown.append((c.id, c["xmltvId"].stringValue ?? ""))
+            var shown: [(id: ObjectID, xmltvId: [UInt8])] = []
+            let channels = try context.fetch("Channel", orderBy: [SortKey("xmltvId")], keys: ChannelColumn.keys)
+            while try channels.step() {
+                let id = ObjectID(entity: "Channel", rowID: channels.rowID)
+                guard channels.value(at: ChannelColumn.hidden).boolValue != true,
+                      try context.first("Programme", where: .related("channel", id), keys: []) != nil else { continue }
+                let channel = StoredChannel(id: channels.text(at: ChannelColumn.xmltvId) ?? StoredText.empty,
+                                            displayName: channels.text(at: ChannelColumn.displayName),
+                                            otherNames: channels.text(at: ChannelColumn.otherNames),
+                                            icon: channels.text(at: ChannelColumn.icon), url: channels.text(at: ChannelColumn.url))
+                try writer.write(channel)
+                shown.append((id, Array(channel.id)))
             }
             channelCount = shown.count
             for (id, xmltvId) in shown {
-                programmeCount += try writeProgrammes(of: id, xmltvId: xmltvId, context: context, into: &writer)
+                programmeCount += try xmltvId.withUnsafeBufferPointer { xmltvId in
+                    try writeProgrammes(of: id, xmltvId: xmltvId, context: context, into: &writer)
+                }
             }
         }
         try writer.finish()
@@ -55,40 +58,58 @@ public struct XMLTVExporter {
         return XMLTVExportReport(path: path, written: written, channels: channelCount, programmes: programmeCount)
     }
 
-    private func writeProgrammes(of channel: ObjectID, xmltvId: String, context: ObjectContext,
+    /// The channel's programmes with their credits and categories: three cursors in the same
+    /// (start, clump index) index order, read side by side.
+    private func writeProgrammes(of channel: ObjectID, xmltvId: StoredBytes, context: ObjectContext,
                                  into writer: inout XMLTVDocumentWriter) throws -> Int {
-        let cursor = try context.fetch("Programme", where: .related("channel", channel),
-                                       orderBy: [SortKey("start"), SortKey("clumpIndex")], keys: ListingsMapper.programmeKeys)
+        let order = [SortKey("start"), SortKey("clumpIndex")]
+        let rows = try context.fetch("Programme", where: .related("channel", channel), orderBy: order, keys: ProgrammeColumn.keys)
+        func members(_ relationship: String, _ keys: [String]) throws -> ObjectCursor {
+            try context.fetchMembers(relationship, ofOwners: "Programme", where: .related("channel", channel), ownerOrder: order, keys: keys)
+        }
+        let credits = try MemberStream(members("credits", XMLTVDocumentWriter.Credit.keys + [XMLTVDocumentWriter.Credit.flagKey, "position"]),
+                                       textCount: XMLTVDocumentWriter.Credit.keys.count, flag: true)
+        let categories = try MemberStream(members("categories", XMLTVDocumentWriter.Category.keys + ["position"]),
+                                          textCount: XMLTVDocumentWriter.Category.keys.count, flag: false)
         var count = 0
-        var block: [FetchedObject] = []
-        block.reserveCapacity(blockSize)
-        func flush() throws {
-            guard !block.isEmpty else { return }
-            let ids = block.map { Value.integer($0.id.rowID) }
-            var credits: [Int64: [Credit]] = [:]
-            let creditCursor = try context.fetch("Credit", where: .isIn("programme", ids), orderBy: [SortKey("programme"), SortKey("position")],
-                                                 keys: ListingsMapper.creditKeys + ["programme"])
-            while let c = try creditCursor.next() {
-                credits[c["programme"].integerValue ?? 0, default: []].append(StoredListingsMapper.credit { c[$0] })
-            }
-            var categories: [Int64: [LocalizedText]] = [:]
-            let categoryCursor = try context.fetch("Category", where: .isIn("programme", ids), orderBy: [SortKey("programme"), SortKey("position")],
-                                                   keys: ListingsMapper.categoryKeys + ["programme"])
-            while let c = try categoryCursor.next() {
-                categories[c["programme"].integerValue ?? 0, default: []].append(StoredListingsMapper.category { c[$0] })
-            }
-            for p in block {
-                try writer.write(StoredListingsMapper.programme(channel: xmltvId, { p[$0] },
-                                                                credits: credits[p.id.rowID] ?? [], categories: categories[p.id.rowID] ?? []))
-            }
-            count += block.count
-            block.removeAll(keepingCapacity: true)
+        while try rows.step() {
+            try writer.write(ProgrammeColumn.programme(rows), channel: xmltvId,
+                             credits: credits.rows(of: rows.rowID), categories: categories.rows(of: rows.rowID))
+            count += 1
         }
-        while let p = try cursor.next() {
-            block.append(p)
-            if block.count == blockSize { try flush() }
+        guard credits.isFinished && categories.isFinished else {
+            throw XMLTVExportError("the programmes of \(String(decoding: xmltvId, as: UTF8.self)) changed while they were read")
         }
-        try flush()
         return count
+    }
+}
+
+/// The channel keys the export reads, and their places in a fetched row.
+enum ChannelColumn {
+    static let keys = ["xmltvId", "displayName", "otherNames", "icon", "url", "hidden"]
+    static let xmltvId = 0, displayName = 1, otherNames = 2, icon = 3, url = 4, hidden = 5
+}
+
+/// The programme keys the export reads (`ListingsMapper.programmeKeys` that XMLTV has), their
+/// places in a fetched row, and the row as a `StoredProgramme`.
+enum ProgrammeColumn {
+    static let keys = ["start", "stop", "clumpIndex", "clumpCount", "title", "subTitle", "desc", "otherLanguages", "date",
+                       "keywords", "language", "originalLanguage", "length", "icon", "url", "country", "episodeNum", "video",
+                       "audio", "previouslyShown", "previouslyShownStart", "premiere", "lastChance", "isNew", "subtitles",
+                       "rating", "starRating"]
+
+    /// The current row of a cursor over `keys`.
+    static func programme(_ row: ObjectCursor) -> StoredProgramme {
+        // Numbers and flags as `Value` reads them (no allocation: they are not strings).
+        func integer(_ i: Int) -> Int64? { row.value(at: i).integerValue }
+        func flag(_ i: Int) -> Bool { row.value(at: i).boolValue ?? false }
+        return StoredProgramme(
+            start: integer(0) ?? 0, stop: integer(1), clumpIndex: integer(2) ?? 0, clumpCount: integer(3) ?? 1,
+            title: row.text(at: 4), subTitle: row.text(at: 5), desc: row.text(at: 6), otherLanguages: row.text(at: 7),
+            date: row.text(at: 8), keywords: row.text(at: 9), language: row.text(at: 10), originalLanguage: row.text(at: 11),
+            length: integer(12), icon: row.text(at: 13), url: row.text(at: 14), country: row.text(at: 15),
+            episodeNum: row.text(at: 16), video: row.text(at: 17), audio: row.text(at: 18), previouslyShown: flag(19),
+            previouslyShownStart: row.text(at: 20), premiere: flag(21), lastChance: flag(22), isNew: flag(23),
+            subtitles: row.text(at: 24), rating: row.text(at: 25), starRating: row.text(at: 26))
     }
 }

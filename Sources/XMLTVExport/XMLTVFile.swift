@@ -2,7 +2,7 @@ import Glibc
 import Primitives
 
 /// One output file written atomically and only when its bytes change: the bytes go to a temporary
-/// file beside it (gzip-compressed on the way when the name ends in `.gz`), which then either
+/// file beside it (gzip-compressed on the way, on every core, when the name ends in `.gz`), which then either
 /// replaces the file (synced, renamed, directory synced) or, when it holds exactly the same bytes,
 /// is removed, so the file keeps its mtime. Memory stays constant: bytes are compressed and written
 /// as they come, and the comparison reads both files in blocks.
@@ -10,20 +10,14 @@ final class XMLTVFile {
     let path: String
     let temporary: String
     private var fd: Int32
-    private var deflater: GzipDeflater?
+    private var deflater: ParallelGzip?
 
     init(path: String) throws(XMLTVExportError) {
         self.path = path
         temporary = DurableFile.temporaryPath(for: path)
         fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw XMLTVExportError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        if path.hasSuffix(".gz") {
-            do { deflater = try GzipDeflater() } catch {
-                close(fd)
-                unlink(temporary)
-                throw XMLTVExportError("cannot start gzip compression for \(path): \(error)")
-            }
-        }
+        if path.hasSuffix(".gz") { deflater = ParallelGzip() }
     }
 
     deinit {
@@ -33,11 +27,11 @@ final class XMLTVFile {
         }
     }
 
-    func write(_ bytes: [UInt8]) throws(XMLTVExportError) {
+    func write(_ bytes: UnsafeBufferPointer<UInt8>) throws(XMLTVExportError) {
         if let deflater {
             try deflater.compress(bytes, finish: false) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
         } else {
-            try writeAll(bytes[...])
+            try writeAll(UnsafeRawBufferPointer(bytes))
         }
     }
 
@@ -45,7 +39,7 @@ final class XMLTVFile {
     /// these bytes (then it is left untouched).
     func commit() throws(XMLTVExportError) -> Bool {
         if let deflater {
-            try deflater.compress([], finish: true) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
+            try deflater.compress(UnsafeBufferPointer(start: nil, count: 0), finish: true) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
         }
         if Self.sameContent(temporary, path) {
             close(fd)
@@ -65,13 +59,25 @@ final class XMLTVFile {
     }
 
     private func writeAll(_ bytes: ArraySlice<UInt8>) throws(XMLTVExportError) {
+        var failed = false
+        bytes.withUnsafeBytes { failed = !write(all: $0) }
+        if failed { throw failure("cannot write \(temporary)") }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(XMLTVExportError) {
+        guard write(all: bytes) else { throw failure("cannot write \(temporary)") }
+    }
+
+    /// False when a write failed (`errno` says why).
+    private func write(all bytes: UnsafeRawBufferPointer) -> Bool {
         var rest = bytes
         while !rest.isEmpty {
-            let n = rest.withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+            let n = Glibc.write(fd, rest.baseAddress!, rest.count)
             if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw failure("cannot write \(temporary)") }
-            rest = rest.dropFirst(n)
+            guard n > 0 else { return false }
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
         }
+        return true
     }
 
     private func failure(_ what: String) -> XMLTVExportError {

@@ -32,6 +32,39 @@ import Testing
 
     /// `IN` lists are padded to a power of two with their first value (one statement per
     /// power): every length, with `NOT` too, selects exactly the listed objects.
+    /// `fetchMembers`: every member of the matching owners, owners in the order asked for (not
+    /// row order), each owner's members together, the owner's row id last; no other owner's.
+    @Test func membersComeInTheirOwnersOrder() throws {
+        let store = try Guide.store()
+        try store.write { (context: ObjectContext) throws in
+            let bbc = try context.insert("Channel", ["id": .string("bbc1")])
+            let arte = try context.insert("Channel", ["id": .string("arte")])
+            // Inserted out of start order, so that row order and start order differ.
+            for (title, start, channel, people) in [("Late", 400, bbc, ["Ann", "Bob"]), ("Film", 100, bbc, ["Cy"]), ("Opera", 200, arte, ["Di"]),
+                                                    ("News", 300, bbc, []), ("Early", 50, bbc, ["Ed", "Flo", "Gus"])] {
+                let p = try context.insert("Programme", ["title": .string(title), "start": .date(Int64(start))], related: ["channel": channel])
+                for person in people { try context.insert("Credit", ["person": .string(person)], related: ["programme": p]) }
+            }
+        }
+        try store.read { (context: ObjectContext) throws in
+            let bbc = try #require(try context.first("Channel", where: .compare("id", .equal, .string("bbc1"))))
+            let owners = try context.fetchAll("Programme", where: .related("channel", bbc.id), orderBy: [SortKey("start")], keys: ["title"])
+            let cursor = try context.fetchMembers("credits", ofOwners: "Programme", where: .related("channel", bbc.id),
+                                                  ownerOrder: [SortKey("start")], keys: ["person"])
+            var seen: [(owner: Int64, person: String)] = []
+            while try cursor.step() {
+                seen.append((cursor.value(at: 1).integerValue ?? -1, String(decoding: try #require(cursor.text(at: 0)), as: UTF8.self)))
+            }
+            let title = Dictionary(uniqueKeysWithValues: owners.map { ($0.id.rowID, $0["title"].stringValue ?? "") })
+            #expect(seen.map { title[$0.owner] ?? "?" } == ["Early", "Early", "Early", "Film", "Late", "Late"])
+            #expect(Set(seen.filter { title[$0.owner] == "Early" }.map(\.person)) == ["Ed", "Flo", "Gus"])
+            #expect(seen.map(\.person).filter { $0 == "Di" }.isEmpty)
+            #expect(throws: ObjectGraphError.self) {
+                try context.fetchMembers("channel", ofOwners: "Programme", where: .all, ownerOrder: [], keys: [])
+            }
+        }
+    }
+
     @Test func inListsOfEveryLengthSelectExactlyTheirObjects() throws {
         let store = try Guide.store()
         let ids = try store.write { (context: ObjectContext) throws in

@@ -145,6 +145,68 @@ let richGuide = """
         #expect(try String(contentsOfFile: dir + "/out.xml", encoding: .utf8).contains("<display-name>A Two</display-name>"))
     }
 
+    /// Stored lines are cut where the export always cut them, as Swift strings cut them: a CR LF
+    /// pair is one Character (no line break inside), and an `=` joined to a combining mark (or
+    /// after a prepended mark) is not the key's end. The expected bytes are what the export
+    /// wrote before it read rows as bytes.
+    @Test func storedFormsAreCutByCharactersByteForByte() throws {
+        let dir = try temporaryDirectory()
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <tv><channel id="a.uk"><display-name>A</display-name></channel>
+            <programme start="20300101000000 +0000" stop="20300101010000 +0000" channel="a.uk"><title>x</title></programme></tv>
+            """.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
+        let store = try Store(path: dir + "/db.sqlite", model: TVModel.model())
+        try importInto(store, [dir + "/in.xml"])
+        try store.write { context in
+            let p = try context.first("Programme")!
+            _ = try context.update(p.id, [
+                "title": .string("T\u{01}i\"t<l>e&\r\n\tx"),
+                "otherLanguages": .string("junk first\ntitle\tde\tTitel\nweiter\ndesc\t\tBeschreibung\t mit Tab\nsub-title\tfr\tSous\r\ntitre\ntitle\ten"),
+                "keywords": .string("a\r\nb\n\nc"),
+                "episodeNum": .string("xmltv_ns=1.2.3\nxmltv_ns= 1 . 2/3 . \r\nxmltv_ns=1.\u{301}.3\nonscreen=\u{301}x=y\nsys\u{600}=v\nonscreen\u{301}=a=b\nxmltv_ns=0.1/.2\nxmltv_ns=..\nxmltv_ns=1/2/3..\nnone"),
+                "video": .string("quality=HD\naspect=4:3\nquality=SD\ncolour=no=yes\nbogus=1\npresent"),
+                "audio": .string("stereo=dolby\u{301}\nstereo\u{301}=x"),
+                "rating": .string("=G\nMPAA=PG-13\nBBFC\n\u{301}=x"),
+                "subtitles": .string("teletext\nuntyped\nonscreen\nfoo\n"),
+            ])
+        }
+        _ = try XMLTVExporter(store: store).export(to: dir + "/out.xml")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir + "/out.xml")))
+        let expected = Array("""
+              <programme start="20300101000000 +0000" stop="20300101010000 +0000" channel="a.uk">
+                <title>Ti"t&lt;l&gt;e&amp;&#13;\n\tx</title>
+                <title lang="de">Titel
+            weiter</title>
+                <sub-title lang="fr">Sous&#13;\ntitre\ntitle\ten</sub-title>
+                <desc>Beschreibung\t mit Tab</desc>
+                <keyword>a&#13;\nb</keyword>
+                <keyword></keyword>
+                <keyword>c</keyword>
+                <episode-num system="xmltv_ns">1.2.3</episode-num>
+                <episode-num system="onscreen=\u{301}x">y</episode-num>
+                <episode-num system="sys\u{600}=v"></episode-num>
+                <episode-num system="onscreen\u{301}">a=b</episode-num>
+                <episode-num system="xmltv_ns">..</episode-num>
+                <episode-num system="none"></episode-num>
+                <video><present></present><colour>no=yes</colour><aspect>4:3</aspect><quality>SD</quality></video>
+                <audio><stereo>dolby\u{301}</stereo></audio>
+                <subtitles type="teletext"/>
+                <subtitles/>
+                <subtitles type="onscreen"/>
+                <subtitles/>
+                <subtitles/>
+                <rating><value>G</value></rating>
+                <rating system="MPAA"><value>PG-13</value></rating>
+                <rating system="BBFC"><value></value></rating>
+                <rating system="\u{301}"><value>x</value></rating>
+              </programme>
+
+            """.utf8)
+        let start = try #require(bytes.firstRange(of: Array("  <programme".utf8)))
+        #expect(Array(bytes[start.lowerBound...].prefix(expected.count)) == expected, "\(String(decoding: bytes[start.lowerBound...], as: UTF8.self))")
+    }
+
     @Test func hiddenChannelsAreLeftOut() throws {
         let dir = try temporaryDirectory()
         try richGuide.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)

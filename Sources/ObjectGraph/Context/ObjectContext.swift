@@ -99,6 +99,17 @@ public final class ObjectCursor {
         Value(column: Int32(index) + (entityColumn ? 2 : 1), of: handle, type: layout.types[index])
     }
 
+    /// The UTF-8 bytes of the `index`th key of the current row when it holds text, else nil; valid
+    /// until the cursor moves. For writers that copy text straight into their output: a `Value`
+    /// would allocate a string for each.
+    public func text(at index: Int) -> UnsafeBufferPointer<UInt8>? {
+        let column = Int32(index) + (entityColumn ? 2 : 1)
+        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
+        // Text first, then its length (SQLite's order: the length is of the form asked for).
+        let start = sqlite3_column_text(handle, column)
+        return UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
+    }
+
     /// The current row as an object.
     public func current() -> FetchedObject {
         let rowID = sqlite3_column_int64(handle, 0)
@@ -220,6 +231,36 @@ public final class ObjectContext {
         if let limit { sql += " LIMIT \(limit)" }
         return ObjectCursor(statement: try db.cachedStatement(sql: sql), arguments: arguments, layout: head.layout,
                             entityColumn: head.hasEntityColumn, db: db)
+    }
+
+    /// Streams the members of the to-many relationship `relationshipName` of every `ownerEntityName`
+    /// object matching `predicate`: each member's `keys` and, last, its owner's row id; owners in
+    /// `ownerOrder`, each owner's members together (in no given order among themselves). One
+    /// join in the owners' index order, where fetching members per block of owners cost an IN
+    /// list and a sort per block (the XMLTV export's credits and categories).
+    public func fetchMembers(_ relationshipName: String, ofOwners ownerEntityName: String, where predicate: ObjectPredicate,
+                             ownerOrder: [SortKey], keys: [String]) throws -> ObjectCursor {
+        try flushInserts()
+        let owner = try fetchHead(ownerEntityName, ownerOrder.map(\.key))
+        guard let r = owner.layout.entity.relationship(relationshipName), r.isToMany, let inverse = r.inverse else {
+            throw ObjectGraphError.unknownKey(entity: ownerEntityName, key: relationshipName,
+                                              known: owner.layout.entity.relationships.filter(\.isToMany).map(\.name))
+        }
+        let member = try fetchHead(r.destination, keys + [inverse])
+        let table = model.entity(member.layout.entity.rootName)!
+        var arguments: [Value] = []
+        // The owners' query as a subquery: its predicate names the owner's columns unqualified.
+        var sql = "SELECT m.\(quote(Schema.rowIDColumn))"
+        if member.hasEntityColumn { sql += ", m.\(quote(Schema.entityColumn))" }
+        for key in member.layout.keys { sql += ", m.\(quote(key))" }
+        sql += " FROM (" + owner.select + (try predicate.sql(owner.layout.entity, &arguments)) + owner.entityFilter + ") AS o"
+        sql += " JOIN \(quote(table.name)) AS m ON m.\(quote(inverse)) = o.\(quote(Schema.rowIDColumn))"
+        if !member.entityFilter.isEmpty { sql += " AND m." + member.entityFilter.dropFirst(" AND ".count) }
+        if !ownerOrder.isEmpty {
+            sql += " ORDER BY " + ownerOrder.map { "o.\(quote($0.key))\($0.ascending ? "" : " DESC")" }.joined(separator: ", ")
+        }
+        return ObjectCursor(statement: try db.cachedStatement(sql: sql), arguments: arguments, layout: member.layout,
+                            entityColumn: member.hasEntityColumn, db: db)
     }
 
     /// What every fetch of these keys of an entity shares, made once per context: a resolution
