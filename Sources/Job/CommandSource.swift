@@ -34,8 +34,8 @@ public struct SourceCommand: Sendable, Equatable {
             let where_ = name.contains("/") ? "(relative to \(folder))" : "in PATH \(searchPath ?? "(PATH is not set)")"
             throw JobError(.config, "\(configFile): key '\(key)': the command '\(name)' cannot be started: no executable file \(where_)")
         }
-        if let timeoutSeconds, !(timeoutSeconds > 0) {
-            throw JobError(.config, "\(configFile): key '\(key)': expected \"timeoutSeconds\" to be a number of seconds above 0")
+        if let timeoutSeconds, !(timeoutSeconds > 0 && timeoutSeconds <= 7 * 86400) {
+            throw JobError(.config, "\(configFile): key '\(key)': expected \"timeoutSeconds\" to be a number of seconds above 0 and at most 604800 (a week)")
         }
         self.arguments = arguments
         self.executable = executable

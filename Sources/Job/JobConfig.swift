@@ -186,6 +186,19 @@ struct ConfigReader {
         guard let n = v as? NSNumber, !ConfigReader.isBoolean(n) else { throw fail(key, "a number") }
         return n.doubleValue
     }
+    /// A whole number within `range` (a config's numbers become counts and durations that the
+    /// code multiplies: anything outside would trap, or mean nothing); `what` says what is expected.
+    func whole(_ v: Any?, _ key: String, in range: ClosedRange<Int64>, _ what: String) throws -> Int? {
+        guard let n = try number(v, key) else { return nil }
+        guard n.isFinite, n == n.rounded(), n >= Double(range.lowerBound), n <= Double(range.upperBound) else { throw fail(key, what) }
+        return Int(n)
+    }
+    /// A finite number of seconds above 0 and at most a day.
+    func seconds(_ v: Any?, _ key: String) throws -> Double? {
+        guard let n = try number(v, key) else { return nil }
+        guard n.isFinite, n > 0, n <= 86400 else { throw fail(key, "a number of seconds above 0 and at most 86400") }
+        return n
+    }
     func bool(_ v: Any?, _ key: String) throws -> Bool? {
         guard let v else { return nil }
         guard let n = v as? NSNumber, ConfigReader.isBoolean(n) else { throw fail(key, "true or false") }
@@ -212,9 +225,8 @@ struct ConfigReader {
         c.cache = try string(d["cache"], "cache")
         c.baseURL = try string(d["baseURL"], "baseURL")
         if let v = try string(d["uidDomain"], "uidDomain") { c.uidDomain = v }
-        if let v = try number(d["retentionDays"], "retentionDays") {
-            guard v >= 0 else { throw fail("retentionDays", "a number of days, 0 or more") }
-            c.retentionDays = Int(v)
+        if let v = try whole(d["retentionDays"], "retentionDays", in: 0...36500, "a whole number of days, 0 or more (at most 36500)") {
+            c.retentionDays = v
         }
         if let v = try number(d["maxChannelMB"], "maxChannelMB") {
             guard v >= 1, v <= 4096, v == v.rounded() else { throw fail("maxChannelMB", "a whole number of MiB from 1 to 4096") }
@@ -252,8 +264,8 @@ struct ConfigReader {
         c.channelAliases = try channelAliases(d["channels"])
         if let f = d["feeds"] {
             let fd = try object(f, "feeds", allowed: ["pastHours", "refreshHours", "filtered"])
-            if let v = try number(fd["pastHours"], "feeds.pastHours") { c.pastHours = Int(v) }
-            if let v = try number(fd["refreshHours"], "feeds.refreshHours") { c.refreshHours = max(1, Int(v)) }
+            if let v = try whole(fd["pastHours"], "feeds.pastHours", in: 0...87600, "a whole number of hours from 0 to 87600") { c.pastHours = v }
+            if let v = try whole(fd["refreshHours"], "feeds.refreshHours", in: 1...8760, "a whole number of hours from 1 to 8760") { c.refreshHours = v }
             for (i, item) in try list(fd["filtered"], "feeds.filtered").enumerated() {
                 let key = "feeds.filtered[\(i)]"
                 let id = try object(item, key, allowed: ["name", "title", "titlePattern", "categories", "channels"])
@@ -268,17 +280,16 @@ struct ConfigReader {
         c.changes = try string(d["changes"], "changes")
         if let v = try bool(d["changeFiles"], "changeFiles") { c.changeFiles = v }
         if let v = try bool(d["changeFilesPatch"], "changeFilesPatch") { c.changeFilesPatch = v }
-        if let v = try number(d["changeFilesDays"], "changeFilesDays") {
-            guard v >= 0 else { throw fail("changeFilesDays", "a number of days, 0 (keep all) or more") }
-            c.changeFilesDays = Int(v)
+        if let v = try whole(d["changeFilesDays"], "changeFilesDays", in: 0...36500, "a whole number of days, 0 (keep all) or more (at most 36500)") {
+            c.changeFilesDays = v
         }
         if let f = d["fetch"] {
             let fd = try object(f, "fetch", allowed: ["retries", "maxBytes", "connectTimeout", "lowSpeedTime", "totalBudget", "userAgent"])
-            if let v = try number(fd["retries"], "fetch.retries") { c.fetchPolicy.retries = max(0, Int(v)) }
-            if let v = try number(fd["maxBytes"], "fetch.maxBytes") { c.fetchPolicy.maxBytes = Int64(v) }
-            if let v = try number(fd["connectTimeout"], "fetch.connectTimeout") { c.fetchPolicy.connectTimeout = v }
-            if let v = try number(fd["lowSpeedTime"], "fetch.lowSpeedTime") { c.fetchPolicy.lowSpeedTime = max(1, Int(v)) }
-            if let v = try number(fd["totalBudget"], "fetch.totalBudget") { c.fetchPolicy.totalBudget = v }
+            if let v = try whole(fd["retries"], "fetch.retries", in: 0...100, "a whole number of retries from 0 to 100") { c.fetchPolicy.retries = v }
+            if let v = try whole(fd["maxBytes"], "fetch.maxBytes", in: 1...(1 << 50), "a whole number of bytes above 0 (at most 2^50)") { c.fetchPolicy.maxBytes = Int64(v) }
+            if let v = try seconds(fd["connectTimeout"], "fetch.connectTimeout") { c.fetchPolicy.connectTimeout = v }
+            if let v = try whole(fd["lowSpeedTime"], "fetch.lowSpeedTime", in: 1...86400, "a whole number of seconds from 1 to 86400") { c.fetchPolicy.lowSpeedTime = v }
+            if let v = try seconds(fd["totalBudget"], "fetch.totalBudget") { c.fetchPolicy.totalBudget = v }
             if let v = try string(fd["userAgent"], "fetch.userAgent") { c.fetchPolicy.userAgent = v }
         }
         if let w = d["whitelists"] {
