@@ -298,4 +298,25 @@ import Glibc
         #expect(failed.stdout.contains("HTML"), "\(failed.stdout)")
         #expect(try storedData(box, "tv.sqlite") == before)
     }
+
+    // MARK: Issue 39, the first hour's second pass
+
+    /// 1. `help WORD` names a word that is no command; a mistyped option names the one meant.
+    @Test func helpOfNoCommandAndAMistypedOptionAreUsageErrors() throws {
+        let box = try Sandbox()
+        let none = try box.run(["help", "nonexistent"])
+        #expect(none.status == 64, "\(none.status) \(none.stdout)")
+        #expect(none.stderr.contains("no command 'nonexistent'") && none.stderr.contains("(commands: run, import"), "\(none.stderr)")
+        #expect(none.stdout.isEmpty, "no general help: \(none.stdout)")
+        let typo = try box.run(["help", "imprt"])
+        #expect(typo.status == 64 && typo.stderr.contains("did you mean 'import'"), "\(typo.stderr)")
+        #expect(try box.run(["help", "import"]).status == 0)
+        let version = try box.run(["--verison"])
+        #expect(version.status == 64, "\(version.status)")
+        #expect(version.stderr.contains("did you mean --version"), "\(version.stderr)")
+        let option = try box.run(["import", "--dyr-run", "g.xml"])
+        #expect(option.status == 64 && option.stderr.contains("did you mean --dry-run"), "\(option.stderr)")
+        let unknown = try box.run(["--zzzzzz"])
+        #expect(unknown.status == 64 && !unknown.stderr.contains("did you mean"), "\(unknown.stderr)")
+    }
 }
