@@ -319,4 +319,32 @@ import Glibc
         let unknown = try box.run(["--zzzzzz"])
         #expect(unknown.status == 64 && !unknown.stderr.contains("did you mean"), "\(unknown.stderr)")
     }
+
+    /// 2. A guide cut short, plain or gzip: the message says so, with the line, then libxml2's words.
+    @Test func aTruncatedGuideSaysItEndsEarly() throws {
+        let box = try Sandbox()
+        let whole = makeGuide(channels: (0..<30).map { "c\($0).test" }, programmes: 40)
+        try box.write("whole.xml", whole)
+        let bytes = Array(whole.utf8)
+        // Cut inside an attribute value, as a download that stopped would.
+        let cut = bytes.count / 2 + 7
+        try Data(bytes[..<cut]).write(to: URL(fileURLWithPath: box.path("cut.xml")))
+        let lines = bytes[..<cut].filter { $0 == 0x0A }.count + 1
+        // The report on stdout says why the source failed (--quiet: the one line on stderr).
+        let plain = try box.run(["import", "--db", "tv.sqlite", "cut.xml"])
+        #expect(plain.status == 65, "\(plain.status) \(plain.stderr)")
+        #expect(plain.stdout.contains("cut.xml:\(lines): the file ends before the document is complete (probably truncated): "), "\(plain.stdout)")
+        // libxml2's own message follows.
+        let after = plain.stdout.components(separatedBy: "(probably truncated): ").last ?? ""
+        #expect(after.contains("expected"), "\(plain.stdout)")
+        let quiet = try box.run(["import", "--db", "tv.sqlite", "--quiet", "cut.xml"])
+        #expect(quiet.stderr.split(separator: "\n").count == 1 && quiet.stderr.contains("probably truncated"), "\(quiet.stderr)")
+
+        try #require(try box.run(["-c", "gzip -c whole.xml > whole.xml.gz && head -c $(( $(wc -c < whole.xml.gz) / 2 )) whole.xml.gz > cut.xml.gz"],
+                                 executable: "/bin/sh").status == 0)
+        let gzip = try box.run(["import", "--db", "tv.sqlite", "cut.xml.gz"])
+        #expect(gzip.status == 65, "\(gzip.status) \(gzip.stderr)")
+        #expect(gzip.stdout.contains("cut.xml.gz:") && gzip.stdout.contains("the file ends before the document is complete (probably truncated): gzip data is truncated"), "\(gzip.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("tv.sqlite")), "a refused first import creates no database")
+    }
 }
