@@ -242,8 +242,13 @@ import Glibc
         try box.write("broken.json", "{\n  \"database\": \"tv.sqlite\"\n  \"output\": \"out\"\n}\n")
         let broken = try box.run(["run", "--config", "broken.json"])
         #expect(broken.status == 78)
-        #expect(broken.stderr.contains("broken.json:3:"), "\(broken.stderr)")
+        #expect(broken.stderr.contains("broken.json:3:3: not valid JSON: expected a comma or a closing brace '}' after the previous value (which ends at 2:25)"),
+                "issue 39: say what was expected, not Foundation's \"Invalid value\": \(broken.stderr)")
         #expect(!broken.stderr.contains("around character"), "\(broken.stderr)")
+        try box.write("list.json", "{\"sources\": [\n  {\"name\": \"a\", \"url\": \"a.xml\"}\n  {\"name\": \"b\", \"url\": \"b.xml\"}\n]}\n")
+        let list = try box.run(["run", "--config", "list.json"])
+        #expect(list.status == 78)
+        #expect(list.stderr.contains("list.json:3:3: not valid JSON: expected a comma or a closing bracket ']'"), "\(list.stderr)")
     }
 
     // MARK: 14. Progress on a terminal
