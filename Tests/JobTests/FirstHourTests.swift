@@ -352,4 +352,42 @@ import Glibc
         #expect(gzip.stdout.contains("cut.xml.gz:") && gzip.stdout.contains("the file ends before the document is complete (probably truncated): gzip data is truncated"), "\(gzip.stdout)")
         #expect(!FileManager.default.fileExists(atPath: box.path("tv.sqlite")), "a refused first import creates no database")
     }
+
+    /// 4. A directory is an input that cannot be read as a file (66); a database that is a
+    /// directory, or an import refused before anything was stored, leaves nothing behind.
+    @Test func refusedImportsCreateNothing() throws {
+        let box = try Sandbox()
+        try FileManager.default.createDirectory(atPath: box.path("adir"), withIntermediateDirectories: true)
+        try box.write("g.xml", guide(slots: [0, 1]))
+        try box.write("bad.xml", "<tv><programme start=\"x\"")
+        let listing = { Set((try? FileManager.default.contentsOfDirectory(atPath: box.dir.path)) ?? []) }
+        let before = listing()
+
+        let directory = try box.run(["import", "--db", "tv.sqlite", "adir"])
+        #expect(directory.status == 66, "\(directory.status) \(directory.stderr)")
+        #expect(directory.stderr.contains("adir") && directory.stderr.contains("directory"), "\(directory.stderr)")
+        #expect(listing() == before, "left behind: \(listing().subtracting(before))")
+
+        let database = try box.run(["import", "--db", "adir", "g.xml"])
+        #expect(database.status == 73, "\(database.status) \(database.stderr)")
+        #expect(listing() == before, "left behind: \(listing().subtracting(before))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: box.path("adir")).isEmpty)
+
+        let refused = try box.run(["import", "--db", "tv.sqlite", "bad.xml"])
+        #expect(refused.status == 65, "\(refused.status) \(refused.stderr)")
+        #expect(listing() == before, "left behind: \(listing().subtracting(before))")
+
+        // The safety guard's refusal of a first import: nothing was done, nothing is created.
+        try box.write("past.xml", "<tv><channel id=\"a\"><display-name>A</display-name></channel>"
+                      + "<programme start=\"20000101000000 +0000\" stop=\"20000101010000 +0000\" channel=\"a\"><title>Old</title></programme></tv>")
+        let guarded = try box.run(["import", "--db", "tv.sqlite", "past.xml"])
+        #expect(guarded.status == 65, "\(guarded.status) \(guarded.stderr)")
+        #expect(listing() == before.union(["past.xml"]), "left behind: \(listing().subtracting(before))")
+
+        // A database that exists keeps what it has; a refused import beside it adds no change file.
+        #expect(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        let after = listing()
+        #expect(try box.run(["import", "--db", "tv.sqlite", "bad.xml"]).status == 65)
+        #expect(listing() == after)
+    }
 }
