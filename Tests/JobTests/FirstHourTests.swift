@@ -390,4 +390,24 @@ import Glibc
         #expect(try box.run(["import", "--db", "tv.sqlite", "bad.xml"]).status == 65)
         #expect(listing() == after)
     }
+
+    /// 5. A grabber that fails: with --quiet one line on stderr; without, the report alone says it.
+    @Test func aFailingGrabberIsOneLineQuietAndNotSaidTwice() throws {
+        let box = try Sandbox()
+        try box.write("c.json", """
+            {"database": "tv.sqlite", "output": "out", "sources": [{"name": "grab", "command": ["sh", "-c", "echo 'no route to the listings' >&2; echo second line >&2; exit 3"]}]}
+            """)
+        let quiet = try box.run(["run", "--config", "c.json", "--quiet"])
+        #expect(quiet.status == 69, "\(quiet.status) \(quiet.stderr)")
+        #expect(quiet.stdout.isEmpty, "\(quiet.stdout)")
+        #expect(quiet.stderr.split(separator: "\n").count == 1, "stderr: \(quiet.stderr)")
+        #expect(quiet.stderr.contains("source grab") && quiet.stderr.contains("second line"), "\(quiet.stderr)")
+
+        let loud = try box.run(["run", "--config", "c.json"])
+        #expect(loud.status == 69)
+        #expect(loud.stdout.contains("source grab: failed"), "\(loud.stdout)")
+        #expect(!loud.stderr.contains("source grab"), "said on stdout and stderr: \(loud.stderr)")
+        let imported = try box.run(["import", "--db", "tv.sqlite", "--quiet", "nonexistent.xml"])
+        #expect(imported.stderr.split(separator: "\n").count == 1, "\(imported.stderr)")
+    }
 }
