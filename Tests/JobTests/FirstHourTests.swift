@@ -410,4 +410,38 @@ import Glibc
         let imported = try box.run(["import", "--db", "tv.sqlite", "--quiet", "nonexistent.xml"])
         #expect(imported.stderr.split(separator: "\n").count == 1, "\(imported.stderr)")
     }
+
+    /// 6. A programme start that does not exist: the nearest starts on that channel are named.
+    @Test func editOfAMissingStartNamesTheNearestStarts() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", guide(slots: [0, 1, 2, 3, 4, 5]))
+        try #require(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        let base = guideBase()
+        let missing = "alpha.test/" + xmltvTime(base.addingTimeInterval(3 * 1800 + 600)).prefix(14)
+        let r = try box.run(["edit", "--db", "tv.sqlite", "Programme", missing, "note=x"])
+        #expect(r.status == 65, "\(r.status) \(r.stderr)")
+        func iso(_ d: Date) -> String { ISO8601DateFormatter().string(from: d) }
+        let third = iso(base.addingTimeInterval(3 * 1800)), fourth = iso(base.addingTimeInterval(4 * 1800))
+        #expect(r.stderr.contains("nearest starts on alpha.test") && r.stderr.contains(third) && r.stderr.contains(fourth), "\(r.stderr)")
+        #expect(!r.stderr.contains(iso(base)), "only the nearest: \(r.stderr)")
+        let channel = try box.run(["edit", "--db", "tv.sqlite", "Programme", "nope.test/" + xmltvTime(base).prefix(14), "note=x"])
+        #expect(channel.status == 65 && channel.stderr.contains("no Channel 'nope.test'"), "\(channel.stderr)")
+    }
+
+    /// 6. `channels --unmapped` keeps the provider's id (the source with more channels, or the id
+    /// that other sources' names match), not a grabber's made-up one, whatever the priorities.
+    @Test func unmappedProposesTheProvidersId() throws {
+        let box = try Sandbox()
+        let provider = guide(["RTE1.ie", "RTE2.ie", "TG4.ie"], slots: [0, 1])
+            .replacingOccurrences(of: "Name of RTE2.ie", with: "RTÉ2")
+        let grabber = guide(["rte2.grab"], slots: [0, 1]).replacingOccurrences(of: "Name of rte2.grab", with: "RTE 2 HD")
+        try box.write("provider.xml", provider)
+        try box.write("grabber.xml", grabber)
+        try #require(try box.run(["import", "--db", "tv.sqlite", "--source", "provider", "provider.xml"]).status == 0)
+        try #require(try box.run(["import", "--db", "tv.sqlite", "--source", "grab", "--priority", "5", "grabber.xml"]).status == 0)
+        let r = try box.run(["channels", "--db", "tv.sqlite", "--unmapped"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("\"RTE2.ie\": {\"aliases\": [\"rte2.grab\"]}"), "\(r.stdout)")
+        #expect(!r.stdout.contains("\"rte2.grab\": {\"aliases\""), "\(r.stdout)")
+    }
 }
