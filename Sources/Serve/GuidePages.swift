@@ -125,7 +125,9 @@ struct GuidePages: Sendable {
     func channel(_ request: Request, id: String) async throws -> Response {
         let id = id.removingPercentEncoding ?? id
         let query = FormData(request.uri.query ?? "")
-        let dayStart = query["day"].flatMap(LocalTime.startOfDay(parsing:)) ?? LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
+        guard let dayStart = LocalTime.startOfDay(named: query["day"], now: Int64(Date().timeIntervalSince1970)) else {
+            return Pages.error(.badRequest, "day= takes today, tomorrow, yesterday or a date (YYYY-MM-DD).")
+        }
         let result = try await state.reads.read { context -> (ChannelRow, [ProgrammeRow])? in
             let keys = ["xmltvId", "displayName", "customName"]
             guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: keys)
@@ -237,6 +239,23 @@ enum LocalTime {
 
     static func startOfDay(containing seconds: Int64) -> Int64 {
         var t = parts(seconds)
+        t.tm_hour = 0; t.tm_min = 0; t.tm_sec = 0; t.tm_isdst = -1
+        return Int64(mktime(&t))
+    }
+
+    /// The start of the day that `?day=` names: today when absent, `today`, `tomorrow`,
+    /// `yesterday` or `YYYY-MM-DD` (a date that exists); nil for anything else, which the page
+    /// refuses rather than silently showing today.
+    static func startOfDay(named text: String?, now: Int64) -> Int64? {
+        var t = parts(now)
+        switch text {
+        case nil, "today": break
+        case "tomorrow": t.tm_mday += 1
+        case "yesterday": t.tm_mday -= 1
+        case let text?:
+            guard text.utf8.count == 10, let start = startOfDay(parsing: text), day(start) == text else { return nil }
+            return start
+        }
         t.tm_hour = 0; t.tm_min = 0; t.tm_sec = 0; t.tm_isdst = -1
         return Int64(mktime(&t))
     }
