@@ -444,4 +444,40 @@ import Glibc
         #expect(r.stdout.contains("\"RTE2.ie\": {\"aliases\": [\"rte2.grab\"]}"), "\(r.stdout)")
         #expect(!r.stdout.contains("\"rte2.grab\": {\"aliases\""), "\(r.stdout)")
     }
+
+    /// 10. --verbose lists warnings in file and line order, programmes as CHANNEL START (UTC).
+    @Test func verboseWarningsAreInLineOrderWithReadableIdentities() throws {
+        let box = try Sandbox()
+        let base = guideBase()
+        var xml = "<tv>\n<channel id=\"a.test\"><display-name>A</display-name></channel>\n<channel id=\"b.test\"><display-name>B</display-name></channel>\n"
+        // b's overlap comes first in the file, a's later: the merge meets a first.
+        for (channel, offset) in [("b.test", 0.0), ("a.test", 0.0)] {
+            for i in 0..<3 {
+                let start = base.addingTimeInterval(Double(i) * 1800 + offset)
+                xml += "<programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start.addingTimeInterval(2400)))\" channel=\"\(channel)\"><title>T\(i)</title></programme>\n"
+            }
+        }
+        try box.write("o.xml", xml + "</tv>\n")
+        let r = try box.run(["import", "--db", "tv.sqlite", "--verbose", "o.xml"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let listed = r.stdout.split(separator: "\n").filter { $0.contains("o.xml:") }
+        let numbers = listed.compactMap { line in Int(line.split(separator: ":")[1]) }
+        #expect(numbers.count == 4 && numbers == numbers.sorted(), "\(listed)")
+        let second = ISO8601DateFormatter().string(from: base.addingTimeInterval(1800))
+        #expect(listed.contains { $0.contains("b.test \(second) 'T1'") }, "\(listed)")
+        #expect(!r.stdout.contains("-|"), "\(r.stdout)")
+    }
+
+    /// 9. The "shown guide" line appears only when the shown guide changed differently from the
+    /// source's own counts: not on a single source's re-import.
+    @Test func theShownGuideLineOnlyWhenItDiffers() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", guide(slots: [0, 1, 2]))
+        try box.write("h.xml", guide(slots: [0, 1, 2, 3]))
+        for file in ["g.xml", "g.xml", "h.xml"] {
+            let r = try box.run(["import", "--db", "tv.sqlite", "--force", file])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(!r.stdout.contains("shown guide"), "one source: \(r.stdout)")
+        }
+    }
 }
