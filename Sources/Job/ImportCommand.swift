@@ -68,8 +68,8 @@ public struct ImportJob {
         defer { lock?.release() }
         created.keepAllIfDatabaseExists()
         do {
-            let (output, status, applied) = try importLocked()
-            if dryRun || !applied { created.remove() }
+            let (output, status, stored) = try importLocked()
+            if dryRun || !stored { created.remove() }
             return (output, status)
         } catch {
             created.remove()
@@ -77,8 +77,9 @@ public struct ImportJob {
         }
     }
 
-    /// The import, under the lock; `applied` when the source's import was committed.
-    private func importLocked() throws -> (output: String, status: ExitStatus, applied: Bool) {
+    /// The import, under the lock; `stored` when the source's import was committed (applied, or
+    /// unchanged: an empty guide given with --force makes an empty store, as asked).
+    private func importLocked() throws -> (output: String, status: ExitStatus, stored: Bool) {
         let started = Int64(Date().timeIntervalSince1970)
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model)
@@ -129,13 +130,13 @@ public struct ImportJob {
         if quiet {
             // Cron mails whatever is printed: a failure is one line on stderr, success nothing.
             for s in report.sources where s.status == "failed" { JobLog.failure("source \(s.name): \(s.error ?? "failed")") }
-            return ("", status, outcome.status == "applied")
+            return ("", status, ["applied", "unchanged"].contains(outcome.status))
         }
         let output = try store.read { context in
             json ? report.json(model: model, context: context)
                  : report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose)
                    + outputLines.map { "\n" + $0 }.joined() + (changeFile.map { "\nchanges: \($0)" } ?? "")
         }
-        return (output, status, outcome.status == "applied")
+        return (output, status, ["applied", "unchanged"].contains(outcome.status))
     }
 }
