@@ -15,6 +15,8 @@ struct RemoteSource {
         var isTransient: Bool
         /// The server's own `Retry-After`, in seconds.
         var retryAfter: Double?
+        /// Nothing accepted the connection: one quick retry, no back-off (RetrySchedule).
+        var quickRetryOnly = false
     }
 
     func fetch() throws(FetchError) -> FetchOutcome {
@@ -28,7 +30,8 @@ struct RemoteSource {
             } catch {
                 failure = error
             }
-            let decision = schedule.failed(transient: failure.isTransient, retryAfter: failure.retryAfter)
+            let decision = schedule.failed(transient: failure.isTransient, retryAfter: failure.retryAfter,
+                                           quickRetryOnly: failure.quickRetryOnly)
             var error = failure.error
             error.message += schedule.attemptsText
             switch decision {
@@ -143,7 +146,12 @@ struct RemoteSource {
                         transient: false)
         case CURLE_TOO_MANY_REDIRECTS:
             return fail(.redirectRefused, "too many redirects: " + cause, transient: false)
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY,
+        case CURLE_COULDNT_CONNECT:
+            // Refused or unreachable (a connect that hangs is CURLE_OPERATION_TIMEDOUT, above).
+            var failure = fail(.transport, cause, transient: true)
+            failure.quickRetryOnly = true
+            return failure
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY,
              CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_SSL_CONNECT_ERROR,
              CURLE_HTTP2, CURLE_HTTP2_STREAM:
             return fail(.transport, cause, transient: true)

@@ -29,10 +29,20 @@ public struct RetrySchedule: Sendable {
         return max(policy.totalBudget - elapsed, 0.001)
     }
 
-    /// Counts one attempt that failed and says whether another one is worth making.
-    public mutating func failed(transient: Bool, retryAfter: Double? = nil) -> Decision {
+    /// The wait before the one retry of a refused connection: long enough for a server that is
+    /// restarting to listen again, short enough that a port nobody serves fails at once.
+    public static let quickRetryWait = 0.5
+
+    /// Counts one attempt that failed and says whether another one is worth making. `quickRetryOnly`
+    /// (a refused connection: nothing listens there) allows one quick retry and no back-off series,
+    /// which would only wait longer for the same answer.
+    public mutating func failed(transient: Bool, retryAfter: Double? = nil, quickRetryOnly: Bool = false) -> Decision {
         attempts += 1
         guard transient, attempts <= policy.retries else { return .giveUp(reason: "") }
+        if quickRetryOnly {
+            guard attempts == 1 else { return .giveUp(reason: "; a refused connection is tried twice only") }
+            return Self.quickRetryWait + 1 < remaining ? .retry(after: Self.quickRetryWait) : .giveUp(reason: "")
+        }
         let wait = retryAfter ?? policy.initialBackoff * pow(2, Double(attempts - 1))
         // Another attempt needs some time of its own after the wait, or it is bound to time out.
         guard wait + 1 < remaining else {

@@ -99,8 +99,12 @@ public enum ChannelsCommand {
     }
 
     /// Channels of a source that look like (same normalised display name) a channel that another
-    /// source wins under another id: the lower-ranked one should become an alias of the other.
+    /// source wins under another id: one id is kept and the others become its aliases. The id
+    /// kept is the one more sources use, then that of the source with more channels (a provider's
+    /// `RTE2.ie`, not a grabber's made-up `rte2.grab`), then the higher-ranked source's.
     static func suggestions(_ rows: [Row]) -> [Suggestion] {
+        let channelsPerSource = Dictionary(grouping: rows, by: \.source).mapValues(\.count)
+        let sourcesPerID = Dictionary(grouping: rows, by: \.id).mapValues { Set($0.map(\.source)).count }
         var byName: [String: [Row]] = [:]
         for r in rows where r.programmes > 0 {
             for name in Set(r.displayNames.map(normalisedName)) where !name.isEmpty { byName[name, default: []].append(r) }
@@ -111,9 +115,14 @@ public enum ChannelsCommand {
             let group = byName[name]!
             let ids = Set(group.map(\.id))
             guard ids.count > 1 else { continue }
-            // The channel kept is the one whose winning source ranks highest.
             let priorities = Dictionary(group.map { ($0.source, $0.priority) }, uniquingKeysWith: { a, _ in a })
-            let keeper = group.filter { $0.winner == $0.source }.min { GuideResolver.ranks($0.source, above: $1.source, priorities: priorities) } ?? group[0]
+            let keeper = group.filter { $0.winner == $0.source }.min { a, b in
+                let (usersA, usersB) = (sourcesPerID[a.id] ?? 0, sourcesPerID[b.id] ?? 0)
+                if usersA != usersB { return usersA > usersB }
+                let (channelsA, channelsB) = (channelsPerSource[a.source] ?? 0, channelsPerSource[b.source] ?? 0)
+                if channelsA != channelsB { return channelsA > channelsB }
+                return GuideResolver.ranks(a.source, above: b.source, priorities: priorities)
+            } ?? group[0]
             for r in group where r.id != keeper.id && r.source != keeper.source && seen.insert(r.source + "\t" + r.id).inserted {
                 result.append(Suggestion(row: r, canonical: keeper.id, canonicalSource: keeper.source,
                                          aliasLine: aliasLine(canonical: keeper.id, alias: r.id)))

@@ -7,11 +7,23 @@
 public enum CommandSuggestion {
     /// A message for a first argument that is neither an option nor a command, nil when it is one
     /// of them. (`run` takes no arguments, so a bare word there is always a mistake.)
-    public static func unknownCommandMessage(_ word: String, known: [String]) -> String? {
+    /// `asked` starts the message: "unknown command" for a mistyped command, "no command" for
+    /// `help WORD`.
+    public static func unknownCommandMessage(_ word: String, known: [String], asked: String = "unknown command") -> String? {
         guard !word.hasPrefix("-"), !known.contains(word) else { return nil }
         let list = "(commands: \(known.joined(separator: ", ")))"
-        if let best = nearest(word, in: known) { return "unknown command '\(word)': did you mean '\(best)'? \(list)" }
-        return "unknown command '\(word)' \(list)"
+        if let best = nearest(word, in: known) { return "\(asked) '\(word)': did you mean '\(best)'? \(list)" }
+        return "\(asked) '\(word)' \(list)"
+    }
+
+    /// "unknown option '--verison': did you mean --version?" when a long option of `help` (a
+    /// command's help text) is within reach, nil otherwise.
+    public static func unknownOptionMessage(_ option: String, help: String) -> String? {
+        guard option.hasPrefix("--") else { return nil }
+        let options = Set(help.split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "-") })
+            .map(String.init).filter { $0.hasPrefix("--") && $0.count > 2 })
+        guard let best = nearest(option, in: options.sorted()), best != option else { return nil }
+        return "unknown option '\(option)': did you mean \(best)?"
     }
 
     /// The closest name within two edits (or of which the word is a prefix), if any.

@@ -20,6 +20,11 @@ enum ConfigJSON {
         do {
             return try JSONSerialization.jsonObject(with: data)
         } catch {
+            if let (token, previous, closer) = missingComma(in: bytes) {
+                let (line, column) = position(of: token, in: bytes)
+                let (endLine, endColumn) = position(of: previous - 1, in: bytes)
+                throw JobError(.config, "\(file):\(line):\(column): not valid JSON: expected a comma or a closing \(closer) after the previous value (which ends at \(endLine):\(endColumn))")
+            }
             let description = ((error as NSError).userInfo["NSDebugDescription"] as? String) ?? "\(error)"
             guard let offset = characterOffset(in: description) else {
                 let (line, column) = position(of: bytes.count, in: bytes)
@@ -45,6 +50,42 @@ enum ConfigJSON {
             case 0x5D, 0x7D: if let c = lastComma { return c }
             case 0x20, 0x09, 0x0A, 0x0D: break
             default: lastComma = nil
+            }
+        }
+        return nil
+    }
+
+    /// The offset of a value that follows the previous value with no comma between them (Foundation
+    /// says only "Invalid value"), the offset just after that previous value, and the closer the
+    /// enclosing object or array would also accept ("brace '}'" or "bracket ']'").
+    static func missingComma(in bytes: [UInt8]) -> (token: Int, previousEnd: Int, closer: String)? {
+        var inString = false, escaped = false, inBare = false
+        var valueEnd: Int?  // just after the last complete value, until a comma or colon
+        var containers: [UInt8] = []
+        func isBare(_ b: UInt8) -> Bool {
+            (0x30...0x39).contains(b) || (0x61...0x7A).contains(b) || (0x41...0x5A).contains(b) || b == 0x2B || b == 0x2D || b == 0x2E
+        }
+        for (i, b) in bytes.enumerated() {
+            if inString {
+                if escaped { escaped = false } else if b == 0x5C { escaped = true } else if b == 0x22 { inString = false; valueEnd = i + 1 }
+                continue
+            }
+            if inBare {
+                if isBare(b) { continue }
+                inBare = false
+                valueEnd = i
+            }
+            let startsValue = b == 0x22 || b == 0x7B || b == 0x5B || isBare(b)
+            if startsValue, let end = valueEnd, let open = containers.last {
+                return (i, end, open == 0x7B ? "brace '}'" : "bracket ']'")
+            }
+            switch b {
+            case 0x22: inString = true
+            case 0x7B, 0x5B: containers.append(b)
+            case 0x7D, 0x5D: _ = containers.popLast(); valueEnd = i + 1
+            case 0x2C, 0x3A: valueEnd = nil
+            case 0x20, 0x09, 0x0A, 0x0D: break
+            default: if isBare(b) { inBare = true }
             }
         }
         return nil

@@ -51,13 +51,35 @@ public struct ImportJob {
 
     /// Runs the import; returns what to print on stdout and the exit status.
     public func run() throws -> (output: String, status: ExitStatus) {
-        for case .file(let file) in inputs where !FileManager.default.isReadableFile(atPath: file) {
-            throw JobError(.noInput, "\(file): no such file or not readable")
+        for case .file(let file) in inputs {
+            var isDirectory: ObjCBool = false
+            // An input that cannot be read as a file, like a missing one (sysexits' EX_NOINPUT).
+            if FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw JobError(.noInput, "\(file): a directory, not an XMLTV file")
+            }
+            guard FileManager.default.isReadableFile(atPath: file) else { throw JobError(.noInput, "\(file): no such file or not readable") }
         }
+        try StoreAccess.refuseDirectory(database)
+        // What a first import that changes nothing must not leave behind, the lock included.
+        var created = NewFiles(beside: database, changes: config?.changesDirectory ?? ChangeFiles(database: database).directory)
         // One writer at a time, like `run`: a second one exits 75 at once rather than waiting on
         // SQLite and failing after its busy timeout.
         let lock = dryRun ? nil : try RunLock(path: database + ".lock")
         defer { lock?.release() }
+        created.keepAllIfDatabaseExists()
+        do {
+            let (output, status, stored) = try importLocked()
+            if dryRun || !stored { created.remove() }
+            return (output, status)
+        } catch {
+            created.remove()
+            throw error
+        }
+    }
+
+    /// The import, under the lock; `stored` when the source's import was committed (applied, or
+    /// unchanged: an empty guide given with --force makes an empty store, as asked).
+    private func importLocked() throws -> (output: String, status: ExitStatus, stored: Bool) {
         let started = Int64(Date().timeIntervalSince1970)
         let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
         let store = try StoreAccess.open(path: database, model: model)
@@ -108,13 +130,13 @@ public struct ImportJob {
         if quiet {
             // Cron mails whatever is printed: a failure is one line on stderr, success nothing.
             for s in report.sources where s.status == "failed" { JobLog.failure("source \(s.name): \(s.error ?? "failed")") }
-            return ("", status)
+            return ("", status, ["applied", "unchanged"].contains(outcome.status))
         }
         let output = try store.read { context in
             json ? report.json(model: model, context: context)
                  : report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose)
                    + outputLines.map { "\n" + $0 }.joined() + (changeFile.map { "\nchanges: \($0)" } ?? "")
         }
-        return (output, status)
+        return (output, status, ["applied", "unchanged"].contains(outcome.status))
     }
 }

@@ -135,7 +135,7 @@ public struct EditCommand {
         let recording = recordsChange ? try files.startRecording(store, runID: ChangeFiles.runID(started)) : nil
         let (changed, label) = try store.write { context -> ([String], String) in
             guard let object = try Self.find(entity, id, context) else {
-                throw JobError(.dataError, "no \(entity.name) with identifier '\(id)'")
+                throw JobError(.dataError, try Self.notFound(entity, id, context))
             }
             // Named as people write it (`RTE2.ie`, `RTE2.ie/2027-10-25T18:00:00Z`), also when given as #ROWID.
             let label = try Self.identity(of: object, in: context) ?? id
@@ -215,6 +215,33 @@ public struct EditCommand {
 
     /// Finds an object by its identifier as users write it: a channel's XMLTV id; a programme's
     /// `CHANNEL/START[/CLUMP]` (START in XMLTV or ISO form); `#ROWID` for anything.
+    /// "no Programme with identifier 'RTE2.ie/20261127084000'; nearest starts on RTE2.ie: ...":
+    /// for an object identified by its parent and a date (a programme by channel and start), the
+    /// two stored dates either side of the one asked for, so a mistyped start is found again.
+    static func notFound(_ entity: Entity, _ id: String, _ context: ObjectContext) throws -> String {
+        let message = "no \(entity.name) with identifier '\(id)'"
+        guard let link = entity.identifier.first(where: { entity.relationship($0) != nil }),
+              let parentEntity = context.model.entity(entity.relationship(link)!.destination),
+              let dateKey = entity.identifier.first(where: { entity.attribute($0)?.type == .date }),
+              let dateAttribute = entity.attribute(dateKey) else { return message }
+        let parts = id.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        // The date is the last part, or the one before a clump index.
+        for index in [parts.count - 1, parts.count - 2] where index > 0 {
+            guard let value = try? parse(parts[index], as: dateAttribute, entity: entity), case .date(let wanted) = value else { continue }
+            let parentID = parts[..<index].joined(separator: "/")
+            guard let parent = try find(parentEntity, parentID, context) else { return message + ": no \(parentEntity.name) '\(parentID)'" }
+            func dates(_ comparison: Comparison, ascending: Bool) throws -> [Int64] {
+                try context.fetchAll(entity.name, where: .and([.related(link, parent), .compare(dateKey, comparison, .date(wanted))]),
+                                     orderBy: [SortKey(dateKey, ascending: ascending)], keys: [dateKey], limit: 2)
+                    .compactMap { $0[dateKey].integerValue }
+            }
+            let nearest = try dates(.less, ascending: false).reversed() + dates(.greaterOrEqual, ascending: true)
+            if nearest.isEmpty { return message + "; \(parentID) has no \(entity.name)" }
+            return message + "; nearest \(dateKey)s on \(parentID): " + nearest.map(UTCTime.iso8601).joined(separator: ", ")
+        }
+        return message
+    }
+
     public static func find(_ entity: Entity, _ id: String, _ context: ObjectContext) throws -> ObjectID? {
         if id.hasPrefix("#"), let row = Int64(id.dropFirst()) {
             return try context.object(ObjectID(entity: entity.name, rowID: row), keys: [])?.id

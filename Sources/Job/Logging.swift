@@ -14,6 +14,8 @@ public enum JobLog {
 
     /// One failure line on stderr, in the chosen format.
     public static func failure(_ message: String) {
+        // A command's last lines of stderr come inside the message: still one line for cron.
+        let message = message.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " | ")
         if format == .json { logger.error("\(message)") } else { FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8)) }
     }
 

@@ -140,8 +140,14 @@ public struct NightlyJob {
                                outcome: report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ") + (pruned > 0 ? "; \(pruned) pruned" : ""))
         }
 
-        for s in report.sources where s.status == "failed" {
-            JobLog.logger.error("source \(s.name): \(s.error ?? "failed")", metadata: ["source": "\(s.name)"])
+        // The text report on stdout names a failed source already: stderr says it only when stdout
+        // does not (--quiet) or is a document for programs (--format json, --log-format json).
+        for s in report.sources where s.status == "failed" && (quiet || json || JobLog.format == .json) {
+            if JobLog.format == .json {
+                JobLog.logger.error("source \(s.name): \(s.error ?? "failed")", metadata: ["source": "\(s.name)"])
+            } else {
+                JobLog.failure("source \(s.name): \(s.error ?? "failed")")
+            }
         }
         // Cron mails whatever is printed: with --quiet a failure is its line on stderr (above), success nothing.
         if quiet { return ("", status) }

@@ -100,7 +100,7 @@ public struct RunReport: Sendable {
             lines.append("  channels:   \(r.channels.inserted) inserted, \(r.channels.updated) updated, \(r.channels.deleted) deleted, \(r.channels.unchanged) unchanged")
             lines.append("  programmes: \(r.programmes.inserted) inserted, \(r.programmes.updated) updated, \(r.programmes.deleted) deleted, \(r.programmes.unchanged) unchanged, \(r.keptAsHistory) kept as history")
             let shown = r.shownProgrammes, shownChannels = r.shownChannels
-            if shown != r.programmes.withoutUnchanged || shownChannels != r.channels.withoutUnchanged {
+            if shown.withoutUnchanged != r.programmes.withoutUnchanged || shownChannels.withoutUnchanged != r.channels.withoutUnchanged {
                 // Other sources overlap this one: say what the shown guide did.
                 lines.append("  shown guide: channels \(shownChannels.inserted) inserted, \(shownChannels.updated) updated, \(shownChannels.deleted) deleted; "
                              + "programmes \(shown.inserted) inserted, \(shown.updated) updated, \(shown.deleted) deleted")
@@ -116,7 +116,11 @@ public struct RunReport: Sendable {
                 for w in r.warnings { byKind[w.kind, default: 0] += 1 }
                 lines.append("  warnings: " + byKind.keys.sorted().map { "\(byKind[$0] ?? 0) \($0)" }.joined(separator: ", "))
                 if listWarnings {
-                    for w in r.warnings {
+                    // In reading order, file by file: the merge reports them channel by channel.
+                    let ordered = r.warnings.enumerated().sorted {
+                        ($0.element.file ?? "", $0.element.line ?? 0, $0.offset) < ($1.element.file ?? "", $1.element.line ?? 0, $1.offset)
+                    }.map(\.element)
+                    for w in ordered {
                         let place = [w.file, w.line.map(String.init)].compactMap { $0 }.joined(separator: ":")
                         lines.append("    \(place.isEmpty ? "" : place + ": ")\(w.kind): \(w.message)")
                     }

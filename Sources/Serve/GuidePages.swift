@@ -123,12 +123,8 @@ struct GuidePages: Sendable {
     func channel(_ request: Request, id: String) async throws -> Response {
         let id = RequestInput.percentDecoded(id) ?? id
         let query = FormData(request.uri.query ?? "")
-        let dayStart: Int64
-        if let text = query["day"] {
-            guard let day = RequestInput.day(text) else { return Pages.error(.badRequest, "day must be a date written YYYY-MM-DD, from 1900 to 9999.") }
-            dayStart = LocalTime.startOfDay(day)
-        } else {
-            dayStart = LocalTime.startOfDay(containing: Int64(Date().timeIntervalSince1970))
+        guard let dayStart = LocalTime.startOfDay(named: query["day"], now: Int64(Date().timeIntervalSince1970)) else {
+            return Pages.error(.badRequest, "day= takes today, tomorrow, yesterday or a date (YYYY-MM-DD, from 1900 to 9999).")
         }
         let result = try await state.reads.read { context -> (ChannelRow, [ProgrammeRow])? in
             let keys = ["xmltvId", "displayName", "customName"]
@@ -244,6 +240,22 @@ enum LocalTime {
 
     static func startOfDay(containing seconds: Int64) -> Int64 {
         var t = parts(seconds)
+        t.tm_hour = 0; t.tm_min = 0; t.tm_sec = 0; t.tm_isdst = -1
+        return Int64(mktime(&t))
+    }
+
+    /// The start of the day that `?day=` names: today when absent, `today`, `tomorrow`,
+    /// `yesterday` or `YYYY-MM-DD` (a date that exists, read by `RequestInput.day`); nil for
+    /// anything else, which the page refuses rather than silently showing today.
+    static func startOfDay(named text: String?, now: Int64) -> Int64? {
+        var t = parts(now)
+        switch text {
+        case nil, "today": break
+        case "tomorrow": t.tm_mday += 1
+        case "yesterday": t.tm_mday -= 1
+        case let text?:
+            return RequestInput.day(text).map(startOfDay)
+        }
         t.tm_hour = 0; t.tm_min = 0; t.tm_sec = 0; t.tm_isdst = -1
         return Int64(mktime(&t))
     }

@@ -13,6 +13,8 @@ final class GuideInput {
     private(set) var isGzip = false
     /// Why reading stopped early (I/O error, corrupt or truncated gzip); nil while all is well.
     private(set) var failure: String?
+    /// The gzip data stops inside a member: the file was cut off (a download that ended early).
+    private(set) var endedEarly = false
     /// Bytes after the last gzip member that are neither a member nor zero padding: ignored, as
     /// `gzip -d` does (it warns "trailing garbage ignored").
     private(set) var ignoredTrailingGarbage = false
@@ -125,6 +127,7 @@ final class GuideInput {
             }
             if rawStart == rawEnd, !refill() {
                 if failure == nil { failure = "gzip data is truncated (the file ends inside a compressed member)" }
+                endedEarly = true
                 return -1
             }
             z.pointee.next_in = raw + rawStart
@@ -159,6 +162,7 @@ final class GuideInput {
         if raw[rawStart] == 0x1f {
             guard ensureAvailable(2) else {
                 if failure == nil { failure = "gzip data is truncated (the file ends inside a member header)" }
+                endedEarly = true
                 return false
             }
             if raw[rawStart + 1] == 0x8b {

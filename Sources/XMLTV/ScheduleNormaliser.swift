@@ -57,10 +57,10 @@ public enum ScheduleNormaliser {
             let winner = sorted[end - 1]
             for loser in sorted[index..<(end - 1)] {
                 if loser.hasSameContent(as: winner) {
-                    warn("duplicate", "duplicate of \(describe(winner)) (line \(winner.line)) dropped", loser)
+                    warn("duplicate", "duplicate of \(describe(winner, channel: shownChannel)) (line \(winner.line)) dropped", loser)
                 } else {
                     warn("conflicting-duplicate",
-                         "\(describe(loser)) replaced by a later programme with the same start: \(describe(winner)) (line \(winner.line))",
+                         "\(describe(loser, channel: shownChannel)) replaced by a later programme with the same start: \(describe(winner, channel: shownChannel)) (line \(winner.line))",
                          loser)
                 }
             }
@@ -79,10 +79,10 @@ public enum ScheduleNormaliser {
             if let stop = p.stop, stop < p.start {
                 let repaired = stop + 86_400
                 if repaired > p.start, nextStart.map({ repaired <= $0 }) ?? true {
-                    warn("repaired-stop", "stop \(XMLTVTime.format(stop)) before start of \(describe(p)): read as the next day", p)
+                    warn("repaired-stop", "stop \(UTCTime.iso8601(stop)) before start of \(describe(p, channel: shownChannel)): read as the next day", p)
                     p.stop = repaired
                 } else {
-                    warn("dropped-stop", "stop \(XMLTVTime.format(stop)) before start of \(describe(p)) ignored", p)
+                    warn("dropped-stop", "stop \(UTCTime.iso8601(stop)) before start of \(describe(p, channel: shownChannel)) ignored", p)
                     p.stop = nil
                 }
             }
@@ -90,7 +90,7 @@ public enum ScheduleNormaliser {
                 if let nextStart {
                     p.stop = nextStart
                 } else {
-                    warn("missing-stop", "\(describe(p)) has no stop time and none can be inferred", p)
+                    warn("missing-stop", "\(describe(p, channel: shownChannel)) has no stop time and none can be inferred", p)
                 }
             }
             unique[i] = p
@@ -104,16 +104,17 @@ public enum ScheduleNormaliser {
                 let previous = unique[k - 1], current = unique[k]
                 guard let previousStop = previous.stop, previousStop > current.start else { continue }
                 if previous.start == current.start, previous.clumpCount > 1, current.clumpCount > 1 { continue }
-                warn("overlap", "\(describe(previous)) (line \(previous.line)) overlaps \(describe(current))", current)
+                warn("overlap", "\(describe(previous, channel: shownChannel)) (line \(previous.line)) overlaps \(describe(current, channel: shownChannel))", current)
             }
         }
         return (unique, warnings)
     }
 
-    /// "'Title' at 20011228113100-|20011228113101", the way tv_sort names programmes.
-    static func describe<P: ScheduledProgramme>(_ p: P) -> String {
+    /// "RTE2.ie 2001-12-28T11:31:00Z 'Title' (until 2001-12-28T12:00:00Z)": the programme's identity
+    /// (channel and start, in UTC) as a person reads it, then what tells it apart from its neighbours.
+    static func describe<P: ScheduledProgramme>(_ p: P, channel: String) -> String {
         let title = p.firstTitle?.excerpt() ?? "(untitled)"
-        let stop = p.stop.map { XMLTVTime.format($0) } ?? ""
-        return "'\(title)' at \(XMLTVTime.format(p.start))-|\(stop)"
+        let stop = p.stop.map { " (until \(UTCTime.iso8601($0)))" } ?? ""
+        return "\(channel) \(UTCTime.iso8601(p.start)) '\(title)'\(stop)"
     }
 }

@@ -127,7 +127,7 @@ public final class XMLTVReader {
             if more <= 0 { break }
             count += more
         }
-        if count < 0 { throw inputError() }
+        if count < 0 { throw input.endedEarly && rootOpen && !rootClosed ? truncated() : inputError() }
         if parser == nil {
             try startParser(count)
             if count > 0 { return }
@@ -136,7 +136,12 @@ public final class XMLTVReader {
                                    Int32(count), count == 0 ? 1 : 0)
         bytesRead = max(bytesRead, Int64(xmlByteConsumed(parser)))
         if let callbackFailure { throw callbackFailure }
-        if status != 0 || parser!.pointee.wellFormed == 0 { throw error("malformed XML") }
+        if status != 0 || parser!.pointee.wellFormed == 0 {
+            // At the last byte, an open document is a cut-off one, whatever libxml2 calls it
+            // ("AttValue: ' expected", "Extra content at the end of the document").
+            if count == 0, rootOpen, !rootClosed { throw truncated() }
+            throw error("malformed XML")
+        }
         if count == 0 { try finish() }
     }
 
@@ -201,7 +206,7 @@ public final class XMLTVReader {
     /// After the last byte: the document must be complete, and the input read to its end.
     private func finish() throws(XMLTVError) {
         guard rootOpen, rootClosed else {
-            throw error(rootOpen ? "document ends before </tv> (truncated file?)" : "no <tv> element")
+            throw rootOpen ? truncated() : error("no <tv> element")
         }
         // libxml2 may stop short of the end: a damaged gzip tail must still be an error.
         guard input.readToEnd() else { throw inputError() }
@@ -460,6 +465,14 @@ public final class XMLTVReader {
             shown = "bytes " + bytes.prefix(8).map { let h = String($0, radix: 16); return h.count == 1 ? "0" + h : h }.joined(separator: " ")
         }
         return "not XML (starts with \(shown))"
+    }
+
+    /// The document is still open at the end of the input: the file was cut off. The line is where
+    /// it ends; libxml2's message (or the gzip reader's) follows.
+    private func truncated() -> XMLTVError {
+        let cause = [input.failure, sink.message].compactMap { $0 }.joined(separator: "; ")
+        return XMLTVError(file: path, line: sink.line ?? lineOrNil(),
+                          message: "the file ends before the document is complete (probably truncated)" + (cause.isEmpty ? "" : ": " + cause))
     }
 
     private func inputError() -> XMLTVError {

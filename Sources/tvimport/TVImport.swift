@@ -32,12 +32,32 @@ struct TVImport: ParsableCommand {
             FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8))
             Foundation.exit(ExitStatus.usage.rawValue)
         }
+        // `help WORD` would print the general help and exit 0 for any word.
+        if arguments.first == "help", let word = arguments.dropFirst().first,
+           let message = CommandSuggestion.unknownCommandMessage(word, known: commandNames, asked: "no command") {
+            FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8))
+            Foundation.exit(ExitStatus.usage.rawValue)
+        }
         do {
             var command = try parseAsRoot(arguments)
             try command.run()
         } catch {
+            if let message = optionSuggestion(for: error, arguments: arguments) {
+                FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
             exit(withError: error)
         }
+    }
+
+    /// "Unknown option '--verison'" with the option meant, taken from the help of the command
+    /// the arguments name (`run`, the default, and the root's own `--version` and `--help`).
+    static func optionSuggestion(for error: Error, arguments: [String]) -> String? {
+        let message = self.message(for: error)
+        guard message.hasPrefix("Unknown option '"), let option = message.split(separator: "'").dropFirst().first else { return nil }
+        let named = arguments.first.flatMap { word in configuration.subcommands.first { ($0.configuration.commandName ?? String(describing: $0).lowercased()) == word } }
+        let help = helpMessage(for: named ?? Run.self) + " --version --help"
+        return CommandSuggestion.unknownOptionMessage(String(option), help: help)
     }
 
     static var commandNames: [String] {

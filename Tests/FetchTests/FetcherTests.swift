@@ -210,4 +210,28 @@ import Testing
         #expect(error?.message.contains("2 attempts") == true)
         #expect(cache.contents == [])
     }
+
+    /// Nothing listening answers the same way at once: one quick retry, not the back-off series a
+    /// timeout or a 5xx gets (four attempts with 2, 4 and 8 s between them took 14 s, issue 39).
+    @Test func refusedConnectionIsRetriedOnceQuickly() throws {
+        let url = server.url("/plain/a")
+        server.stop()
+        defer { cleanUp() }
+        let clock = ContinuousClock()
+        let start = clock.now
+        let error = #expect(throws: FetchError.self) {
+            try cache.fetcher.fetch(FetchRequest(url: url, policy: FetchPolicy(retries: 3, totalBudget: 600, initialBackoff: 2)))
+        }
+        let elapsed = seconds(start.duration(to: clock.now))
+        #expect(error?.kind == .transport)
+        #expect(error?.message.contains("(after 2 attempts)") == true, "\(String(describing: error))")
+        #expect(elapsed < 2, "a refused connection took \(elapsed) s")
+        // A 5xx keeps its retries with back-off under the same policy shape.
+        var schedule = RetrySchedule(policy: FetchPolicy(retries: 3, initialBackoff: 2))
+        #expect(schedule.failed(transient: true) == .retry(after: 2))
+        #expect(schedule.failed(transient: true) == .retry(after: 4))
+        var refused = RetrySchedule(policy: FetchPolicy(retries: 3, initialBackoff: 2))
+        #expect(refused.failed(transient: true, quickRetryOnly: true) == .retry(after: RetrySchedule.quickRetryWait))
+        #expect(refused.failed(transient: true, quickRetryOnly: true) != .retry(after: RetrySchedule.quickRetryWait))
+    }
 }

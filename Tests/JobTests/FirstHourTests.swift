@@ -242,8 +242,13 @@ import Glibc
         try box.write("broken.json", "{\n  \"database\": \"tv.sqlite\"\n  \"output\": \"out\"\n}\n")
         let broken = try box.run(["run", "--config", "broken.json"])
         #expect(broken.status == 78)
-        #expect(broken.stderr.contains("broken.json:3:"), "\(broken.stderr)")
+        #expect(broken.stderr.contains("broken.json:3:3: not valid JSON: expected a comma or a closing brace '}' after the previous value (which ends at 2:25)"),
+                "issue 39: say what was expected, not Foundation's \"Invalid value\": \(broken.stderr)")
         #expect(!broken.stderr.contains("around character"), "\(broken.stderr)")
+        try box.write("list.json", "{\"sources\": [\n  {\"name\": \"a\", \"url\": \"a.xml\"}\n  {\"name\": \"b\", \"url\": \"b.xml\"}\n]}\n")
+        let list = try box.run(["run", "--config", "list.json"])
+        #expect(list.status == 78)
+        #expect(list.stderr.contains("list.json:3:3: not valid JSON: expected a comma or a closing bracket ']'"), "\(list.stderr)")
     }
 
     // MARK: 14. Progress on a terminal
@@ -297,5 +302,182 @@ import Glibc
         #expect(failed.status == 69, "\(failed.stdout)")
         #expect(failed.stdout.contains("HTML"), "\(failed.stdout)")
         #expect(try storedData(box, "tv.sqlite") == before)
+    }
+
+    // MARK: Issue 39, the first hour's second pass
+
+    /// 1. `help WORD` names a word that is no command; a mistyped option names the one meant.
+    @Test func helpOfNoCommandAndAMistypedOptionAreUsageErrors() throws {
+        let box = try Sandbox()
+        let none = try box.run(["help", "nonexistent"])
+        #expect(none.status == 64, "\(none.status) \(none.stdout)")
+        #expect(none.stderr.contains("no command 'nonexistent'") && none.stderr.contains("(commands: run, import"), "\(none.stderr)")
+        #expect(none.stdout.isEmpty, "no general help: \(none.stdout)")
+        let typo = try box.run(["help", "imprt"])
+        #expect(typo.status == 64 && typo.stderr.contains("did you mean 'import'"), "\(typo.stderr)")
+        #expect(try box.run(["help", "import"]).status == 0)
+        let version = try box.run(["--verison"])
+        #expect(version.status == 64, "\(version.status)")
+        #expect(version.stderr.contains("did you mean --version"), "\(version.stderr)")
+        let option = try box.run(["import", "--dyr-run", "g.xml"])
+        #expect(option.status == 64 && option.stderr.contains("did you mean --dry-run"), "\(option.stderr)")
+        let unknown = try box.run(["--zzzzzz"])
+        #expect(unknown.status == 64 && !unknown.stderr.contains("did you mean"), "\(unknown.stderr)")
+    }
+
+    /// 2. A guide cut short, plain or gzip: the message says so, with the line, then libxml2's words.
+    @Test func aTruncatedGuideSaysItEndsEarly() throws {
+        let box = try Sandbox()
+        let whole = makeGuide(channels: (0..<30).map { "c\($0).test" }, programmes: 40)
+        try box.write("whole.xml", whole)
+        let bytes = Array(whole.utf8)
+        // Cut inside an attribute value, as a download that stopped would.
+        let cut = bytes.count / 2 + 7
+        try Data(bytes[..<cut]).write(to: URL(fileURLWithPath: box.path("cut.xml")))
+        let lines = bytes[..<cut].filter { $0 == 0x0A }.count + 1
+        // The report on stdout says why the source failed (--quiet: the one line on stderr).
+        let plain = try box.run(["import", "--db", "tv.sqlite", "cut.xml"])
+        #expect(plain.status == 65, "\(plain.status) \(plain.stderr)")
+        #expect(plain.stdout.contains("cut.xml:\(lines): the file ends before the document is complete (probably truncated): "), "\(plain.stdout)")
+        // libxml2's own message follows.
+        let after = plain.stdout.components(separatedBy: "(probably truncated): ").last ?? ""
+        #expect(after.contains("expected"), "\(plain.stdout)")
+        let quiet = try box.run(["import", "--db", "tv.sqlite", "--quiet", "cut.xml"])
+        #expect(quiet.stderr.split(separator: "\n").count == 1 && quiet.stderr.contains("probably truncated"), "\(quiet.stderr)")
+
+        try #require(try box.run(["-c", "gzip -c whole.xml > whole.xml.gz && head -c $(( $(wc -c < whole.xml.gz) / 2 )) whole.xml.gz > cut.xml.gz"],
+                                 executable: "/bin/sh").status == 0)
+        let gzip = try box.run(["import", "--db", "tv.sqlite", "cut.xml.gz"])
+        #expect(gzip.status == 65, "\(gzip.status) \(gzip.stderr)")
+        #expect(gzip.stdout.contains("cut.xml.gz:") && gzip.stdout.contains("the file ends before the document is complete (probably truncated): gzip data is truncated"), "\(gzip.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: box.path("tv.sqlite")), "a refused first import creates no database")
+    }
+
+    /// 4. A directory is an input that cannot be read as a file (66); a database that is a
+    /// directory, or an import refused before anything was stored, leaves nothing behind.
+    @Test func refusedImportsCreateNothing() throws {
+        let box = try Sandbox()
+        try FileManager.default.createDirectory(atPath: box.path("adir"), withIntermediateDirectories: true)
+        try box.write("g.xml", guide(slots: [0, 1]))
+        try box.write("bad.xml", "<tv><programme start=\"x\"")
+        let listing = { Set((try? FileManager.default.contentsOfDirectory(atPath: box.dir.path)) ?? []) }
+        let before = listing()
+
+        let directory = try box.run(["import", "--db", "tv.sqlite", "adir"])
+        #expect(directory.status == 66, "\(directory.status) \(directory.stderr)")
+        #expect(directory.stderr.contains("adir") && directory.stderr.contains("directory"), "\(directory.stderr)")
+        #expect(listing() == before, "left behind: \(listing().subtracting(before))")
+
+        let database = try box.run(["import", "--db", "adir", "g.xml"])
+        #expect(database.status == 73, "\(database.status) \(database.stderr)")
+        #expect(listing() == before, "left behind: \(listing().subtracting(before))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: box.path("adir")).isEmpty)
+
+        let refused = try box.run(["import", "--db", "tv.sqlite", "bad.xml"])
+        #expect(refused.status == 65, "\(refused.status) \(refused.stderr)")
+        #expect(listing() == before, "left behind: \(listing().subtracting(before))")
+
+        // The safety guard's refusal of a first import: nothing was done, nothing is created.
+        try box.write("past.xml", "<tv><channel id=\"a\"><display-name>A</display-name></channel>"
+                      + "<programme start=\"20000101000000 +0000\" stop=\"20000101010000 +0000\" channel=\"a\"><title>Old</title></programme></tv>")
+        let guarded = try box.run(["import", "--db", "tv.sqlite", "past.xml"])
+        #expect(guarded.status == 65, "\(guarded.status) \(guarded.stderr)")
+        #expect(listing() == before.union(["past.xml"]), "left behind: \(listing().subtracting(before))")
+
+        // A database that exists keeps what it has; a refused import beside it adds no change file.
+        #expect(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        let after = listing()
+        #expect(try box.run(["import", "--db", "tv.sqlite", "bad.xml"]).status == 65)
+        #expect(listing() == after)
+    }
+
+    /// 5. A grabber that fails: with --quiet one line on stderr; without, the report alone says it.
+    @Test func aFailingGrabberIsOneLineQuietAndNotSaidTwice() throws {
+        let box = try Sandbox()
+        try box.write("c.json", """
+            {"database": "tv.sqlite", "output": "out", "sources": [{"name": "grab", "command": ["sh", "-c", "echo 'no route to the listings' >&2; echo second line >&2; exit 3"]}]}
+            """)
+        let quiet = try box.run(["run", "--config", "c.json", "--quiet"])
+        #expect(quiet.status == 69, "\(quiet.status) \(quiet.stderr)")
+        #expect(quiet.stdout.isEmpty, "\(quiet.stdout)")
+        #expect(quiet.stderr.split(separator: "\n").count == 1, "stderr: \(quiet.stderr)")
+        #expect(quiet.stderr.contains("source grab") && quiet.stderr.contains("second line"), "\(quiet.stderr)")
+
+        let loud = try box.run(["run", "--config", "c.json"])
+        #expect(loud.status == 69)
+        #expect(loud.stdout.contains("source grab: failed"), "\(loud.stdout)")
+        #expect(!loud.stderr.contains("source grab"), "said on stdout and stderr: \(loud.stderr)")
+        let imported = try box.run(["import", "--db", "tv.sqlite", "--quiet", "nonexistent.xml"])
+        #expect(imported.stderr.split(separator: "\n").count == 1, "\(imported.stderr)")
+    }
+
+    /// 6. A programme start that does not exist: the nearest starts on that channel are named.
+    @Test func editOfAMissingStartNamesTheNearestStarts() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", guide(slots: [0, 1, 2, 3, 4, 5]))
+        try #require(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        let base = guideBase()
+        let missing = "alpha.test/" + xmltvTime(base.addingTimeInterval(3 * 1800 + 600)).prefix(14)
+        let r = try box.run(["edit", "--db", "tv.sqlite", "Programme", missing, "note=x"])
+        #expect(r.status == 65, "\(r.status) \(r.stderr)")
+        func iso(_ d: Date) -> String { ISO8601DateFormatter().string(from: d) }
+        let third = iso(base.addingTimeInterval(3 * 1800)), fourth = iso(base.addingTimeInterval(4 * 1800))
+        #expect(r.stderr.contains("nearest starts on alpha.test") && r.stderr.contains(third) && r.stderr.contains(fourth), "\(r.stderr)")
+        #expect(!r.stderr.contains(iso(base)), "only the nearest: \(r.stderr)")
+        let channel = try box.run(["edit", "--db", "tv.sqlite", "Programme", "nope.test/" + xmltvTime(base).prefix(14), "note=x"])
+        #expect(channel.status == 65 && channel.stderr.contains("no Channel 'nope.test'"), "\(channel.stderr)")
+    }
+
+    /// 6. `channels --unmapped` keeps the provider's id (the source with more channels, or the id
+    /// that other sources' names match), not a grabber's made-up one, whatever the priorities.
+    @Test func unmappedProposesTheProvidersId() throws {
+        let box = try Sandbox()
+        let provider = guide(["RTE1.ie", "RTE2.ie", "TG4.ie"], slots: [0, 1])
+            .replacingOccurrences(of: "Name of RTE2.ie", with: "RTÉ2")
+        let grabber = guide(["rte2.grab"], slots: [0, 1]).replacingOccurrences(of: "Name of rte2.grab", with: "RTE 2 HD")
+        try box.write("provider.xml", provider)
+        try box.write("grabber.xml", grabber)
+        try #require(try box.run(["import", "--db", "tv.sqlite", "--source", "provider", "provider.xml"]).status == 0)
+        try #require(try box.run(["import", "--db", "tv.sqlite", "--source", "grab", "--priority", "5", "grabber.xml"]).status == 0)
+        let r = try box.run(["channels", "--db", "tv.sqlite", "--unmapped"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("\"RTE2.ie\": {\"aliases\": [\"rte2.grab\"]}"), "\(r.stdout)")
+        #expect(!r.stdout.contains("\"rte2.grab\": {\"aliases\""), "\(r.stdout)")
+    }
+
+    /// 10. --verbose lists warnings in file and line order, programmes as CHANNEL START (UTC).
+    @Test func verboseWarningsAreInLineOrderWithReadableIdentities() throws {
+        let box = try Sandbox()
+        let base = guideBase()
+        var xml = "<tv>\n<channel id=\"a.test\"><display-name>A</display-name></channel>\n<channel id=\"b.test\"><display-name>B</display-name></channel>\n"
+        // b's overlap comes first in the file, a's later: the merge meets a first.
+        for (channel, offset) in [("b.test", 0.0), ("a.test", 0.0)] {
+            for i in 0..<3 {
+                let start = base.addingTimeInterval(Double(i) * 1800 + offset)
+                xml += "<programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start.addingTimeInterval(2400)))\" channel=\"\(channel)\"><title>T\(i)</title></programme>\n"
+            }
+        }
+        try box.write("o.xml", xml + "</tv>\n")
+        let r = try box.run(["import", "--db", "tv.sqlite", "--verbose", "o.xml"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let listed = r.stdout.split(separator: "\n").filter { $0.contains("o.xml:") }
+        let numbers = listed.compactMap { line in Int(line.split(separator: ":")[1]) }
+        #expect(numbers.count == 4 && numbers == numbers.sorted(), "\(listed)")
+        let second = ISO8601DateFormatter().string(from: base.addingTimeInterval(1800))
+        #expect(listed.contains { $0.contains("b.test \(second) 'T1'") }, "\(listed)")
+        #expect(!r.stdout.contains("-|"), "\(r.stdout)")
+    }
+
+    /// 9. The "shown guide" line appears only when the shown guide changed differently from the
+    /// source's own counts: not on a single source's re-import.
+    @Test func theShownGuideLineOnlyWhenItDiffers() throws {
+        let box = try Sandbox()
+        try box.write("g.xml", guide(slots: [0, 1, 2]))
+        try box.write("h.xml", guide(slots: [0, 1, 2, 3]))
+        for file in ["g.xml", "g.xml", "h.xml"] {
+            let r = try box.run(["import", "--db", "tv.sqlite", "--force", file])
+            #expect(r.status == 0, "\(r.stderr)")
+            #expect(!r.stdout.contains("shown guide"), "one source: \(r.stdout)")
+        }
     }
 }

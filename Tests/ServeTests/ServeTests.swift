@@ -53,6 +53,28 @@ struct ServeTests {
         #expect(server.stop() == 0)
     }
 
+    /// `?day=` takes today, tomorrow, yesterday and dates, and refuses anything else (issue 39:
+    /// `tomorrow` silently showed today).
+    @Test func aChannelsDayIsNamedOrRefused() throws {
+        let box = try preparedSandbox()
+        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        let now = Int64(Date().timeIntervalSince1970)
+        let today = LocalTime.startOfDay(containing: now)
+        for (word, day) in [("today", today), ("tomorrow", LocalTime.startOfDay(containing: today + 30 * 3600)),
+                            ("yesterday", LocalTime.startOfDay(containing: today - 12 * 3600))] {
+            let page = try curl(server.base + "/channels/alpha.test?day=" + word)
+            #expect(page.status == 200, "\(word): \(page.status)")
+            #expect(page.text.contains("<strong>" + LocalTime.day(day) + "</strong>"), "\(word) shows another day")
+        }
+        let dated = try curl(server.base + "/channels/alpha.test?day=" + LocalTime.day(today + 30 * 3600))
+        #expect(dated.status == 200 && dated.text.contains("<strong>" + LocalTime.day(today + 30 * 3600) + "</strong>"))
+        for bad in ["nonsense", "2026-02-31", "2026-1-5", "", "Tomorrow"] {
+            #expect(try curl(server.base + "/channels/alpha.test?day=" + bad).status == 400, "day=\(bad) was accepted")
+        }
+        #expect(try curl(server.base + "/channels/alpha.test").status == 200)
+        #expect(server.stop() == 0)
+    }
+
     /// A changed feed is served anew (its cache entry is keyed by inode, size and mtime).
     @Test func aRewrittenFeedIsServedAnew() throws {
         let box = try preparedSandbox()

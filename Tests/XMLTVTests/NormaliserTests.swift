@@ -79,7 +79,7 @@ import XMLTV
         ]
         let (_, warnings) = ScheduleNormaliser.normalise(input, channel: "c")
         #expect(warnings.map { "\($0.kind)@\($0.line!)" } == ["overlap@3", "overlap@5"])
-        #expect(warnings.first?.message.contains("'One hour long' at 20000101000001-|20000101010000") == true)
+        #expect(warnings.first?.message.contains("c 2000-01-01T00:00:01Z 'One hour long' (until 2000-01-01T01:00:00Z)") == true)
     }
 
     @Test func clumpMembersDoNotOverlapEachOther() {

@@ -94,8 +94,8 @@ struct SharedFixtureTests {
         let overlaps = n.warnings.filter { $0.kind == "overlap" }
         #expect(overlaps.count == 1)
         #expect(overlaps.first?.channel == "a")
-        #expect(overlaps.first?.message.contains("'One hour long' at 20000101000000-|20000101010000") == true)
-        #expect(overlaps.first?.message.contains("'Zero length in the middle' at 20000101003000-|20000101003000") == true)
+        #expect(overlaps.first?.message.contains("a 2000-01-01T00:00:00Z 'One hour long' (until 2000-01-01T01:00:00Z)") == true)
+        #expect(overlaps.first?.message.contains("a 2000-01-01T00:30:00Z 'Zero length in the middle' (until 2000-01-01T00:30:00Z)") == true)
         #expect(n.warnings.filter { $0.kind == "conflicting-duplicate" }.count == 1 + 3 + 1 + 1 + 1)
     }
 
