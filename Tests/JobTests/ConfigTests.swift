@@ -21,6 +21,24 @@ import Testing
         #expect(error.message.contains("key 'retentionDays': expected a number"))
     }
 
+    /// Numbers the code multiplies or converts are whole and bounded: 1e300 hours trapped on
+    /// conversion (issue 34's audit), now a configuration error naming the key.
+    @Test(arguments: [
+        (#""feeds": {"refreshHours": 1e300}"#, "feeds.refreshHours"),
+        (#""feeds": {"pastHours": -1}"#, "feeds.pastHours"),
+        (#""retentionDays": 2.5"#, "retentionDays"),
+        (#""changeFilesDays": 1e20"#, "changeFilesDays"),
+        (#""fetch": {"maxBytes": 1e300}"#, "fetch.maxBytes"),
+        (#""fetch": {"retries": 1e9}"#, "fetch.retries"),
+        (#""fetch": {"connectTimeout": 0}"#, "fetch.connectTimeout"),
+        (#""fetch": {"totalBudget": 1e9}"#, "fetch.totalBudget"),
+    ])
+    func numbersOutOfRangeAreConfigErrors(_ setting: String, key: String) throws {
+        let error = try #require(throws: JobError.self) { try load(#"{"sources": [{"name": "a", "url": "/x"}], "# + setting + "}") }
+        #expect(error.status == .config)
+        #expect(error.message.contains("key '\(key)'"), "\(error.message)")
+    }
+
     @Test func aMissingFileIsAConfigError() throws {
         let error = try #require(throws: JobError.self) { try JobConfig.load(path: "/nonexistent/tvimport.json") }
         #expect(error.status == .config)
