@@ -136,23 +136,28 @@ struct ChangeDocumentReader {
     private func rows(_ json: inout JSONReader, entityName: String, change: ChangeKind, into nodes: inout [ObjectDiff]) throws {
         guard change != .update else { throw json.error("rows stand for inserts or deletes, not updates") }
         guard let form = forms[entityName] else { throw json.error("compact rows of \(entityName), which the document's rows do not describe") }
+        // A row's values are gathered first, so that its attributes are made at their size: a
+        // dictionary grown value by value is rehashed on the way, one made for every column
+        // (most are null) is twice the size, and a first import's undo holds one per object.
+        var values: [(column: Int, value: DiffValue)] = []
         try json.readArray { json in
-            var attributes: [String: AttributeChange] = [:]
-            attributes.reserveCapacity(form.columns.count)
             var relationships: [String: RelationshipDiff] = [:]
             var column = 0
+            values.removeAll(keepingCapacity: true)
             try json.readArray { json in
                 if column < form.columns.count {
                     let value = try Self.value(&json)
-                    if !value.isNull {
-                        attributes[form.columns[column]] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null)
-                    }
+                    if !value.isNull { values.append((column, value)) }
                 } else if column == form.columns.count {
                     relationships = try relationshipMap(&json, required: true)
                 } else {
                     try json.skipValue()   // the decoder ignores what follows the relationships
                 }
                 column += 1
+            }
+            var attributes = [String: AttributeChange](minimumCapacity: values.count)
+            for (column, value) in values {
+                attributes[form.columns[column]] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null)
             }
             nodes.append(ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships))
         }
