@@ -75,9 +75,16 @@ extension ChangeDocument {
 
     /// Applies this document inside a transaction the caller already holds.
     public func apply(in context: ObjectContext) throws -> ApplyReport {
+        try apply(in: context, readingSubtreesInBulk: true)
+    }
+
+    /// `apply(in:)`; without `readingSubtreesInBulk`, deletes are checked object by object, as
+    /// before `SubtreeRows` (tests compare the two).
+    func apply(in context: ObjectContext, readingSubtreesInBulk: Bool) throws -> ApplyReport {
         let found = context.model.schemaFingerprint
         guard model == found else { throw DiffError.modelMismatch(expected: model, found: found) }
         let applier = Applier(context: context, schema: try DiffSchema(model: context.model, excluding: Set(excluded)))
+        applier.readsSubtreesInBulk = readingSubtreesInBulk
         let changes = ObjectDiff.squash(changes)
         for change in changes { try applier.check(change, owner: nil, via: nil) }
         for change in changes { try applier.deletes(change, owner: nil, via: nil) }
@@ -106,7 +113,11 @@ final class Applier {
     var model: ObjectModel { schema.model }
     var applied = 0
     var conflicts: [Conflict] = []
-    private var resolved: [ObjectReference: ObjectID] = [:]
+    /// Identifiers resolved so far (`readSubtree` adds those it finds in bulk).
+    var resolved: [ObjectReference: ObjectID] = [:]
+    /// The rows of the delete being checked, read in bulk (`readSubtree`).
+    var subtreeRows = SubtreeRows()
+    var readsSubtreesInBulk = true
     private var pendingReferences: [(object: ObjectID, relationship: String, target: ObjectReference?, node: ObjectDiff)] = []
 
     init(context: ObjectContext, schema: DiffSchema) {
@@ -115,6 +126,15 @@ final class Applier {
     }
 
     func forgetResolutions() { resolved.removeAll() }
+
+    private var arities: [String: Int] = [:]
+    /// `DiffSchema.arity`, worked out once per entity (every identifier resolved asks for it).
+    func arity(_ entityName: String) throws -> Int {
+        if let known = arities[entityName] { return known }
+        let n = try schema.arity(entityName)
+        arities[entityName] = n
+        return n
+    }
 
     private func conflict(_ node: ObjectDiff, _ reason: String, key: String? = nil) {
         conflicts.append(Conflict(entityName: node.entityName, id: node.id, change: node.change, key: key, reason: reason))
@@ -126,7 +146,7 @@ final class Applier {
         if let known = resolved[reference] { return known }
         let entity = try model.requireEntity(reference.entityName)
         let keys = try schema.identifier(entity)
-        let expected = try schema.arity(entity.name)
+        let expected = try arity(entity.name)
         guard reference.id.count == expected else {
             throw DiffError.malformedIdentifier(entity: entity.name, id: canonicalIdentifier(reference.id), expectedComponents: expected)
         }
@@ -134,7 +154,7 @@ final class Applier {
         var k = 0
         for key in keys {
             if let r = entity.relationship(key) {
-                let n = try schema.arity(r.destination)
+                let n = try arity(r.destination)
                 let part = Array(reference.id[k..<(k + n)])
                 k += n
                 guard r.storesForeignKey else { throw DiffError.noIdentifier(entity: entity.name) }
@@ -159,16 +179,21 @@ final class Applier {
 
     /// Why the object does not hold the diff's old attribute values and references, or nil.
     private func mismatch(_ node: ObjectDiff, _ current: FetchedObject, entity: Entity) throws -> (String, String)? {
-        for key in node.attributes.keys.sorted() where entity.attribute(key) == nil {
-            return (key, "the model has no attribute \(entity.name).\(key)")
+        if node.attributes.keys.contains(where: { entity.attribute($0) == nil }) {
+            for key in node.attributes.keys.sorted() where entity.attribute(key) == nil {
+                return (key, "the model has no attribute \(entity.name).\(key)")
+            }
         }
         // An update checks what it changes; a delete checks every compared attribute, those it
         // does not list being null.
-        let checked = node.change == .delete ? schema.attributes(entity) : node.attributes.keys.sorted().compactMap(entity.attribute)
-        for a in checked {
-            let expected = node.attributes[a.name].map { $0.old.coerced(to: a.type) } ?? .null
-            if current[a.name] != expected {
-                return (a.name, "\(a.name) is '\(current[a.name])', the diff expected '\(expected)'")
+        if node.change == .delete {
+            if let m = deletedValuesMismatch(node, current, entity: entity) { return m }
+        } else {
+            for a in node.attributes.keys.sorted().compactMap(entity.attribute) {
+                let expected = node.attributes[a.name].map { $0.old.coerced(to: a.type) } ?? .null
+                if current[a.name] != expected {
+                    return (a.name, "\(a.name) is '\(current[a.name])', the diff expected '\(expected)'")
+                }
             }
         }
         for (key, rel) in node.relationships.sorted(by: { $0.key < $1.key }) {
@@ -186,20 +211,64 @@ final class Applier {
         return nil
     }
 
+    /// For a delete: the first compared attribute (in `DiffSchema.attributes` order) whose value
+    /// is not the node's old one (null when the node does not list it). Each listed value is
+    /// looked up once and each current one by position: undoing a first import compares every
+    /// attribute of every object of the guide.
+    private func deletedValuesMismatch(_ node: ObjectDiff, _ current: FetchedObject, entity: Entity) -> (String, String)? {
+        let checked = schema.attributes(entity)
+        let positions = comparedPositions(entity, checked)
+        var expected = [Value?](repeating: nil, count: checked.count)
+        for (key, change) in node.attributes {
+            if let i = positions[key] { expected[i] = change.old.coerced(to: checked[i].type) }
+        }
+        let indices = valueIndices(current.layout, checked)
+        for (i, a) in checked.enumerated() {
+            let value = expected[i] ?? .null
+            let now = indices[i].map { current.values[$0] } ?? .null
+            if now != value {
+                return (a.name, "\(a.name) is '\(now)', the diff expected '\(value)'")
+            }
+        }
+        return nil
+    }
+
+    private var comparedPositionsByEntity: [String: [String: Int]] = [:]
+    /// The position of each compared attribute of `entity` in `checked`, by name.
+    private func comparedPositions(_ entity: Entity, _ checked: [Attribute]) -> [String: Int] {
+        if let known = comparedPositionsByEntity[entity.name] { return known }
+        var positions: [String: Int] = [:]
+        for (i, a) in checked.enumerated() { positions[a.name] = i }
+        comparedPositionsByEntity[entity.name] = positions
+        return positions
+    }
+
+    /// The layouts seen (held, so that an identifier is never another layout's) and where each
+    /// compared attribute is among their values.
+    private var valueIndicesByLayout: [ObjectIdentifier: (layout: FetchLayout, indices: [Int?])] = [:]
+    private func valueIndices(_ layout: FetchLayout, _ checked: [Attribute]) -> [Int?] {
+        if let known = valueIndicesByLayout[ObjectIdentifier(layout)] { return known.indices }
+        let indices = checked.map { layout.index[$0.name] }
+        valueIndicesByLayout[ObjectIdentifier(layout)] = (layout, indices)
+        return indices
+    }
+
     /// For a delete: the object and its owned subtree are exactly what the diff expected.
     private func deleteMismatch(_ node: ObjectDiff, _ objectID: ObjectID) throws -> (String?, String)? {
-        guard let current = try context.object(objectID) else { return (nil, "no such object") }
+        guard let current = try subtreeRows.objects[objectID] ?? context.object(objectID) else { return (nil, "no such object") }
         let entity = try model.requireEntity(current.id.entity)
         if entity.name != node.entityName { return (nil, "the object is a \(entity.name)") }
         if let m = try mismatch(node, current, entity: entity) { return m }
         for r in schema.owning(entity) {
             let expected = node.relationships[r.name]?.members ?? []
-            let actual = Set(try context.members(of: objectID, r.name))
+            let list = SubtreeRows.MemberList(owner: objectID, relationship: r.name)
+            let actual = Set(try subtreeRows.members[list] ?? context.members(of: objectID, r.name))
+            let found = subtreeRows.expectedMembers[list]
             if expected.count != actual.count {
                 return (r.name, "\(r.name) has \(actual.count) member\(actual.count == 1 ? "" : "s"), the diff expected \(expected.count)")
             }
-            for member in expected {
-                guard member.change == .delete, let id = try resolve(member.reference), actual.contains(id) else {
+            for (position, member) in expected.enumerated() {
+                guard member.change == .delete, let id = try found?[position] ?? resolve(member.reference), actual.contains(id) else {
                     return (r.name, "\(r.name) does not hold \(member.reference) as expected")
                 }
                 if let m = try deleteMismatch(member, id) {
@@ -249,6 +318,8 @@ final class Applier {
         case .delete:
             guard let id = try resolve(node.reference) else { return refuse("no such object") }
             guard try belongs(id, to: owner, via: via) else { return refuse("the object belongs to another owner") }
+            if readsSubtreesInBulk { try readSubtree(of: node, at: id) }
+            defer { subtreeRows = SubtreeRows() }
             if let (key, reason) = try deleteMismatch(node, id) { return refuse(reason, key: key) }
             deleteTargets[NodeKey(node)] = id
         case .update:

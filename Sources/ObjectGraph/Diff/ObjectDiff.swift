@@ -243,7 +243,7 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
             box.forms = forms
         }
         changes = try c.decode(NodeList.self, forKey: .changes).nodes
-        if !forms.isEmpty { changes = try changes.map { try CompactRows.fillingIdentities($0, forms: forms, owner: nil) } }
+        if !forms.isEmpty { for i in changes.indices { try CompactRows.fillIdentities(&changes[i], forms: forms, owner: nil) } }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -297,9 +297,15 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
     /// let document = try ChangeDocument(jsonData: data)
     /// ```
     public init(jsonData: Data) throws {
+        self = try jsonData.withUnsafeBytes { try ChangeDocumentReader.document($0) }
+    }
+
+    /// Reads a document with Foundation's `JSONDecoder` (the `Decodable` conformance): what
+    /// `init(jsonData:)` gives, slower; tests compare the two.
+    static func decoded(_ jsonData: Data) throws -> ChangeDocument {
         let decoder = JSONDecoder()
         decoder.userInfo[CompactRows.formsKey] = CompactRows.FormsBox()
-        self = try decoder.decode(ChangeDocument.self, from: jsonData)
+        return try decoder.decode(ChangeDocument.self, from: jsonData)
     }
 }
 
@@ -310,8 +316,15 @@ extension ChangeDocument {
     }
 
     /// Reads a change file.
+    /// Reads a change file; a `JSONReadError` names the file, and the line and column where it is wrong.
     public init(contentsOfFile path: String) throws {
-        try self.init(jsonData: Data(contentsOf: URL(fileURLWithPath: path)))
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        do {
+            try self.init(jsonData: data)
+        } catch var error as JSONReadError {
+            error.file = path
+            throw error
+        }
     }
 
     /// Objects inserted, updated and deleted per entity (nested members included; an update that
@@ -459,10 +472,10 @@ enum CompactRows {
 
     static let formsKey = CodingUserInfoKey(rawValue: "ObjectGraph.CompactRows.forms")!
 
-    /// The node with the identifiers of its compact rows (those read with an empty `id`) and of
-    /// its members' filled in; `owner` is the identifier of the node it is nested in.
-    static func fillingIdentities(_ node: ObjectDiff, forms: [String: Form], owner: [IdentifierComponent]?) throws -> ObjectDiff {
-        var node = node
+    /// Fills in the identifiers of the node's compact rows (those read with an empty `id`) and of
+    /// its members'; `owner` is the identifier of the node it is nested in. In place: a first
+    /// import's change file holds a node per object, and copying the tree cost as much as reading it.
+    static func fillIdentities(_ node: inout ObjectDiff, forms: [String: Form], owner: [IdentifierComponent]?) throws {
         if node.id.isEmpty, let form = forms[node.entityName] {
             var id: [IdentifierComponent] = []
             for key in form.id {
@@ -478,10 +491,12 @@ enum CompactRows {
             }
             node.id = id
         }
-        for (name, relationship) in node.relationships where !relationship.members.isEmpty {
-            node.relationships[name]?.members = try relationship.members.map { try fillingIdentities($0, forms: forms, owner: node.id) }
+        let id = node.id
+        for index in node.relationships.indices where !node.relationships.values[index].members.isEmpty {
+            for i in node.relationships.values[index].members.indices {
+                try fillIdentities(&node.relationships.values[index].members[i], forms: forms, owner: id)
+            }
         }
-        return node
     }
 }
 
