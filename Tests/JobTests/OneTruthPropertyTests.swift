@@ -61,8 +61,9 @@ import Testing
         // Item 7: an edit is undone on its own; the import before it can be undone after.
         ["import s1 r0", "edit", "undo", "undo"],
         // serve's edit, undo and redo (the page's buttons) are changes like the others, and the
-        // outputs of serve's config follow them.
+        // outputs of serve's config follow them; an import is undone from the page once confirmed.
         ["import s1 r0", "serve-edit", "page-undo", "page-redo", "undo", "page-redo", "run"],
+        ["run", "revise s1", "run", "page-undo", "page-redo", "page-undo", "undo"],
         // Priorities remembered by an import are put back by its undo.
         ["run", "priority s2 5", "import s2", "undo", "import s1"],
     ])
@@ -190,14 +191,26 @@ final class World {
     static let token = "one-truth-token"
 
     /// POSTs a form to the running server with the bearer token; the HTTP status.
-    func post(_ path: String, _ fields: [String: String] = [:]) throws -> Int {
+    func post(_ path: String, _ fields: [String: String] = [:]) throws -> Int { try postForPage(path, fields).status }
+
+    /// POSTs a form; the HTTP status and the page.
+    func postForPage(_ path: String, _ fields: [String: String] = [:]) throws -> (status: Int, page: String) {
         if server == nil { try startServer() }
-        var arguments = ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(Self.token)",
+        let body = box.path("response.html")
+        var arguments = ["-s", "-o", body, "-w", "%{http_code}", "-X", "POST", "-H", "Authorization: Bearer \(Self.token)",
                          "--max-time", "60"]
         for (name, value) in fields { arguments += ["--data-urlencode", "\(name)=\(value)"] }
         if fields.isEmpty { arguments += ["--data", ""] }
         let r = try Subprocess.run("curl", arguments + ["http://127.0.0.1:\(server!.port)\(path)"])
-        return Int(r.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        return (Int(r.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1, String(decoding: box.bytes("response.html") ?? Data(), as: UTF8.self))
+    }
+
+    /// The page's Undo: an edit at once; an import or a run once its confirmation is sent back.
+    func pageUndo() throws -> Int {
+        let first = try postForPage("/undo")
+        guard first.status == 200, let range = first.page.range(of: "name=\"confirm\" value=\"") else { return first.status }
+        let runID = String(first.page[range.upperBound...].prefix { $0 != "\"" })
+        return try post("/undo", ["confirm": runID])
     }
 
     func startServer() throws {
@@ -346,24 +359,18 @@ final class World {
                 let r = try box.run(["undo", "--config", "config.json"])
                 guard r.status == 0 else { return "undo exited \(r.status): \(r.stdout) \(r.stderr)" }
             } else {
-                let status = try post("/undo")
+                let status = try pageUndo()
                 guard status == 200 else { return "serve's undo answered \(status)" }
             }
             guard let last = undoStack.popLast() else { return "undo succeeded with nothing to undo" }
             redoStack.append((inputs, before))
-            inputs = last.inputs
-            let after = try dump(box.path("tv.sqlite"))
-            if after != last.dump { return "undo did not give back the state before the change:\n" + difference(last.dump, after) }
-            return try compareWithFreshRebuild()
+            return try restore(last, "undo did not give back the state before the change")
         case .pageRedo:
             let status = try post("/redo")
             guard status == 200 else { return "serve's redo answered \(status)" }
             guard let next = redoStack.popLast() else { return "redo succeeded with nothing to redo" }
             undoStack.append((inputs, before))
-            inputs = next.inputs
-            let after = try dump(box.path("tv.sqlite"))
-            if after != next.dump { return "redo did not give back the state the undo reverted:\n" + difference(next.dump, after) }
-            return try compareWithFreshRebuild()
+            return try restore(next, "redo did not give back the state the undo reverted")
         }
         let newFiles = changeFiles().subtracting(changesBefore)
         if !newFiles.isEmpty {
@@ -371,6 +378,15 @@ final class World {
             redoStack.removeAll()
             if let file = newFiles.first, let failure = try applyOntoCopy(dumpBefore: before, changeFile: file) { return failure }
         }
+        return try compareWithFreshRebuild()
+    }
+
+    /// After an undo or a redo: the database must hold exactly the state `kept`, whose inputs
+    /// are now the effective ones, and equal a fresh rebuild of them.
+    func restore(_ kept: (inputs: Inputs, dump: [String]), _ failure: String) throws -> String? {
+        inputs = kept.inputs
+        let after = try dump(box.path("tv.sqlite"))
+        if after != kept.dump { return failure + ":\n" + difference(kept.dump, after) }
         return try compareWithFreshRebuild()
     }
 
