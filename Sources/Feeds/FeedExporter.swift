@@ -176,7 +176,10 @@ public final class FeedExporter {
                     dirtyChannels.insert(c.id.rowID)
                 }
             }
-            regenerateFilters = !dirtyChannels.isEmpty || filterFiles.contains { !fm.fileExists(atPath: path($0)) }
+            // A channel gone since the last export (deleted by an undo, say) took its programmes
+            // out of the filtered feeds too, though no channel left is dirty.
+            let vanished = previousState.map { !Set($0.channels.keys).isSubset(of: state.channels.keys) } ?? false
+            regenerateFilters = !dirtyChannels.isEmpty || vanished || filterFiles.contains { !fm.fileExists(atPath: path($0)) }
             for c in channels {
                 let xmltvId = c["xmltvId"].stringValue ?? ""
                 let hidden = c["hidden"].boolValue ?? false

@@ -209,7 +209,7 @@ public enum ApplyCommand {
         }
         guard let entry = try ChangeRegister.latest(in: store) else {
             log(.noInput, "nothing to undo")
-            throw JobError(.noInput, "nothing to undo: \(database) has no import with a change file that is not undone yet")
+            throw JobError(.noInput, "nothing to undo: \(database) has no change (an import, a run or an edit) with a change file that is not undone yet")
         }
         if let runID, runID != entry.runID {
             // A page confirmed another change than the newest one now (a run or an edit came between).

@@ -50,9 +50,10 @@ public enum DerivedOutputs {
 
 extension DerivedOutputs {
     /// A command's own output and status, followed by the refresh of `config`'s outputs when it
-    /// succeeded and a config was given (without one, the command names no output).
+    /// succeeded: the config given, else the one the database's last `run` wrote its outputs with
+    /// (`LastRunOutputs`); with neither, no output is named and none is stale.
     public static func following(_ output: String, _ status: ExitStatus, config: JobConfig?, database: String) -> (output: String, status: ExitStatus) {
-        guard status == .success, let config else { return (output, status) }
+        guard status == .success, let config = config ?? LastRunOutputs.config(forDatabase: database) else { return (output, status) }
         let refreshed = refresh(config: config, database: database)
         return (([output] + refreshed.lines).filter { !$0.isEmpty }.joined(separator: "\n"), refreshed.status)
     }

@@ -122,8 +122,8 @@ public struct ImportJob {
                                outcome: report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }.joined(separator: "; "))
         }
         var outputLines: [String] = []
-        if !dryRun, let config, outcome.status == "applied" {
-            let refreshed = DerivedOutputs.refresh(config: config, database: database, now: started)
+        if !dryRun, outcome.status == "applied", let outputs = config ?? LastRunOutputs.config(forDatabase: database) {
+            let refreshed = DerivedOutputs.refresh(config: outputs, database: database, now: started)
             outputLines = refreshed.lines
             if status == .success { status = refreshed.status }
         }

@@ -464,8 +464,8 @@ struct ModelPages: Sendable {
 
     /// The config's outputs rewritten after a change made here; what each output says.
     func refreshOutputs() async -> [String] {
-        guard let config = state.options.config else { return [] }
         let database = state.options.database
+        guard let config = state.options.config ?? LastRunOutputs.config(forDatabase: database) else { return [] }
         return (try? await BlockingWork.run { DerivedOutputs.refresh(config: config, database: database).lines }) ?? []
     }
 

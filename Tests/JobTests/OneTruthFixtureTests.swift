@@ -86,6 +86,25 @@ struct OneTruthFixtureTests {
         #expect(rerun.stdout.contains("\"applied\""), "\(rerun.stdout.prefix(400))")
     }
 
+    // Item 3 without a config: `undo` rewrites the outputs of the database's last run (here the
+    // bundled sample's, filtered feed included), from any working directory.
+    @Test func undoWithoutAConfigRewritesTheLastRunsOutputs() throws {
+        let box = try Sandbox()
+        #expect(try box.run(["--quiet"]).status == 0)
+        let feeds = try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).filter { $0.hasSuffix(".ics") }
+        #expect(feeds.contains("filter~news.ics") && feeds.count > 1, "\(feeds)")
+        try FileManager.default.createDirectory(atPath: box.path("elsewhere"), withIntermediateDirectories: true)
+        let r = try Subprocess.run(binaryPath, ["undo", "--db", box.path("tvimport.sqlite")], in: box.dir.appendingPathComponent("elsewhere"),
+                                   environment: ["TVIMPORT_DB": nil, "TVIMPORT_OUTPUT": nil])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.output.contains("feeds: ") && r.output.contains(box.path("feeds")), "\(r.output)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).filter { $0.hasSuffix(".ics") }
+        #expect(left == ["filter~news.ics"], "channel feeds of no programme are removed: \(left)")
+        let news = try String(contentsOfFile: box.path("feeds/filter~news.ics"), encoding: .utf8)
+        #expect(!news.contains("BEGIN:VEVENT"), "the filtered feed lost the programmes of the channels that went")
+        #expect(!FileManager.default.fileExists(atPath: box.path("elsewhere/feeds")))
+    }
+
     // Item 4: an alias added to the config applies at the next run although the download did not
     // change, and moving a channel's programmes to the canonical id is not a deletion for the guard.
     @Test func anAliasAddedToTheConfigAppliesAtTheNextRun() throws {
