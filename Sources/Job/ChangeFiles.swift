@@ -339,12 +339,22 @@ public enum ChangeRegister {
                            about: row?["about"]?.stringValue ?? "the change \(id)", time: time)
     }
 
+    /// Undone changes that a later change made impossible to redo (a redo re-applies only what
+    /// was undone since the last new change).
+    static let notRedoable = SideTable(name: "_tvimport_changes_not_redoable", key: "runID", columns: [])
+
     /// Records a change file written for this database (its run id is the file's name), with the
     /// priorities the sources had before the change when it may have set one, and what it was.
+    /// Every change undone before it can no longer be redone.
     public static func record(path: String, in store: Store, prioritiesBefore priorities: [String: Int]? = nil,
                               kind: Kind? = nil, about: String? = nil) throws {
         let runID = String((path as NSString).lastPathComponent.dropLast(".json".count))
         try store.create(table)
+        let undone = try store.rows(in: table).filter { $0.value["undone"]?.boolValue == true }.keys
+        if !undone.isEmpty {
+            try store.create(notRedoable)
+            for id in undone { try store.save([:], forKey: id, in: notRedoable) }
+        }
         if let kind, let about {
             try store.create(descriptions)
             try store.save(["kind": .string(kind.rawValue), "about": .string(about)], forKey: runID, in: descriptions)

@@ -16,8 +16,11 @@ extension ApplyCommand {
         let lock = try RunLock(path: database + ".lock")
         defer { lock.release() }
         let rows = try store.rows(in: ChangeRegister.table)
+        let dropped = Set(try store.rows(in: ChangeRegister.notRedoable).keys)
         let active = rows.filter { $0.value["undone"]?.boolValue != true }.keys.max()
-        let undone = rows.filter { row in row.value["undone"]?.boolValue == true && active.map { row.key > $0 } ?? true }.keys.sorted()
+        let undone = rows.filter { row in
+            row.value["undone"]?.boolValue == true && !dropped.contains(row.key) && active.map { row.key > $0 } ?? true
+        }.keys.sorted()
         guard let runID = undone.first, let path = rows[runID]?["path"]?.stringValue.map({ ChangeRegister.resolved($0, store: store) }) else {
             throw JobError(.noInput, "nothing to redo in \(database)")
         }

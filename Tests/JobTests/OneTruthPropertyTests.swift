@@ -64,6 +64,9 @@ import Testing
         // outputs of serve's config follow them; an import is undone from the page once confirmed.
         ["import s1 r0", "serve-edit", "page-undo", "page-redo", "undo", "page-redo", "run"],
         ["run", "revise s1", "run", "page-undo", "page-redo", "page-undo", "undo"],
+        // A change after an undo leaves nothing of it to redo, even once that change is undone
+        // (seed 9 of a longer run: redo re-applied the import undone before an edit).
+        ["import s1 r0", "revise s1", "import s1", "undo", "edit", "undo", "page-redo"],
         // Priorities remembered by an import are put back by its undo.
         ["run", "priority s2 5", "import s2", "undo", "import s1"],
     ])
