@@ -359,7 +359,7 @@ struct Undo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Revert this database's newest change (an import, a run or an edit) by applying the inverse of its change file.",
         discussion: """
-            All or nothing: if an object changed since (an apply, or an edit not recorded), the conflicts are listed, nothing changes and the exit status is 65. A second undo reverts the change before; with none left, exit 66. With --config, the feeds, the XMLTV file and the bucket it names are rewritten to match; the next run fetches and imports every source in full.
+            All or nothing: if an object changed since (an apply, or an edit not recorded), the conflicts are listed, nothing changes and the exit status is 65. A second undo reverts the change before; with none left, exit 66. The feeds, the XMLTV file and the bucket that --config names (else those of the database's last run) are rewritten to match; the next run fetches and imports every source in full.
 
             Example:
               tvimport undo --db tv.sqlite
