@@ -113,7 +113,8 @@ public struct NightlyJob {
             do {
                 let exported = try config.exporter(store: store, now: now).export(channels: force ? nil : dirty.dirtyOwners)
                 exportedFeeds = true
-                try? LastRunOutputs.remember(config, in: store)
+                // Only a run that failed nowhere: a failed one leaves the database as it was.
+                if status == .success { try? LastRunOutputs.remember(config, in: store) }
                 exportLine = exported.written.isEmpty && exported.removed.isEmpty
                     ? "feeds: nothing changed, \(config.output)/ left as it was"
                     : "feeds: \(exported.written.count) written, \(exported.unchanged.count) unchanged, \(exported.removed.count) removed in \(config.output)/ (open \(config.output)/index.html)"
