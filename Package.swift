@@ -97,7 +97,7 @@ let package = Package(
 
         // `tvimport serve`: the feeds, the guide and the model-generated interface over HTTP.
         .target(name: "Serve", dependencies: [
-            "Job", "ObjectGraph", "Listings", "Feeds", "Primitives",
+            "Job", "ObjectGraph", "Listings", "Feeds", "Fetch", "Primitives",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Prometheus", package: "swift-prometheus"),

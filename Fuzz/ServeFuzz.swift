@@ -54,6 +54,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if let name = RequestInput.feedFileName(fromRawPath: raw) {
         precondition(FeedFileName.isExporterName(name) && !name.contains("/") && !name.hasPrefix(".") && !name.utf8.contains(0), "feed name \(name)")
     }
+    if let key = RequestInput.programmeKey(fromRawPath: raw) {
+        precondition(!key.channel.isEmpty && (0...9999).contains(key.clump), "programme key \(key)")
+        precondition(key.start >= UTCTime.seconds(year: 1900, month: 1, day: 1) && key.start <= UTCTime.seconds(year: 10000, month: 1, day: 1), "programme start \(key.start)")
+    }
+    if let t = RequestInput.compactTime(text), t < UTCTime.seconds(year: 9999, month: 12, day: 31, hour: 23, minute: 59) {
+        // Leap seconds aside, the time reads back from what the pages write.
+        if !text.hasSuffix("60") { precondition(RequestInput.compactTime(UTCTime.compact(t)) == t, "compact round trip \(t)") }
+    }
+    if let slug = RequestInput.showSlug(fromRawPath: raw) {
+        precondition(!slug.contains("/") && !slug.contains(".") && (14...64).contains(slug.utf8.count), "slug \(slug)")
+    }
+    if let later = RequestInput.hoursLater(text) { precondition((0...RequestInput.maxHoursLater).contains(later)) }
     let rest = RequestInput.rest(ofPath: raw, after: selector % 4)
     precondition(text.hasSuffix(rest), "rest of path")
     if let decoded = RequestInput.percentDecoded(text), !text.contains("%") {

@@ -14,13 +14,18 @@ public struct FilteredFeed: Sendable, Codable, Hashable {
     public var categories: [String]?
     /// Only these channels (XMLTV ids); all when absent.
     public var channels: [String]?
+    /// An exact title: the feed is that show's calendar (`ShowFeed`): its upcoming airings on every
+    /// shown channel, written as `show~SLUG.ics`, what serve hands out at `/shows/SLUG.ics`.
+    public var show: String?
 
-    public init(name: String, title: String? = nil, titlePattern: String? = nil, categories: [String]? = nil, channels: [String]? = nil) {
+    public init(name: String, title: String? = nil, titlePattern: String? = nil, categories: [String]? = nil, channels: [String]? = nil,
+                show: String? = nil) {
         self.name = name
         self.title = title
         self.titlePattern = titlePattern
         self.categories = categories
         self.channels = channels
+        self.show = show
     }
 }
 
@@ -148,8 +153,10 @@ public final class FeedExporter {
         var entries: [FeedEntry] = []
         var produced = Set<String>(["index.html"])
         let windowStart = options.now - options.pastWindow
-        let filters = try options.filteredFeeds.map(FilterState.init)
-        let filterFiles = options.filteredFeeds.map { Self.filteredFeedPrefix + Self.fileName(for: $0.name) }
+        // A filtered feed of an exact title is a show's calendar, written with the subscribed ones below.
+        let patternFeeds = options.filteredFeeds.filter { $0.show == nil }
+        let filters = try patternFeeds.map(FilterState.init)
+        let filterFiles = patternFeeds.map { Self.filteredFeedPrefix + Self.fileName(for: $0.name) }
         var regenerateFilters = false
         // Channel feeds in channel order: kept ones known at once, the others rendered and written
         // by `writer` while the next channels are read.
@@ -259,6 +266,7 @@ public final class FeedExporter {
             report.events += sorted.count
             entries.append(FeedEntry(file: file, title: title, events: sorted.count, bytes: bytes.count, lastChange: lastChange))
         }
+        try exportShows(entries: &entries, produced: &produced, staged: &staged, report: &report)
         try publish(staged, report: &report)
         staged = []
         state.files = produced.sorted()
@@ -374,19 +382,17 @@ public final class FeedExporter {
     }
 
     /// The name a channel is shown under: the user's custom name, else the feed's display name.
-    static func channelName(_ c: FetchedObject) -> String {
+    public static func channelName(_ c: FetchedObject) -> String {
         for key in ["customName", "displayName", "xmltvId"] {
             if let s = c[key].stringValue, !s.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return s }
         }
         return "?"
     }
 
-    private func properties(_ name: String, description: String, file: String, image: String?) -> CalendarProperties {
+    func properties(_ name: String, description: String, file: String, image: String?) -> CalendarProperties {
         // SOURCE (RFC 7986) only when the feeds have a public address; the channel's web site is
         // not where the feed can be refreshed from.
-        let source = options.baseURL.map { $0.trimmingSuffix("/") + "/" + IndexPage.percentPath(file) }
-        return CalendarProperties(productID: Self.productID, name: name, description: description,
-                                  refreshInterval: options.refreshInterval, image: image, source: source)
+        Self.properties(options: options, name: name, description: description, file: file, image: image)
     }
 
     /// The channel's programmes in the window, as calendar events, in start order. A programme
@@ -397,7 +403,7 @@ public final class FeedExporter {
             "Programme",
             where: .and([.related("channel", channel), .compare("start", .greaterOrEqual, .date(windowStart - 86400))]),
             orderBy: [SortKey("start"), SortKey("clumpIndex")],
-            keys: ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence"])
+            keys: Self.programmeKeys)
         var categories: [Int64: [String]] = [:]
         if !programmes.isEmpty {
             // One query per channel: every category of the channel's programmes in the window.
@@ -423,15 +429,27 @@ public final class FeedExporter {
             var end = p["stop"].integerValue ?? start
             if end <= start { end = nextLaterStart ?? start + defaultLength }
             if end <= windowStart { continue }
-            events.append(CalendarEvent(
-                uid: ProgrammeUID.make(channelID: xmltvId, start: start, clumpIndex: Int(p["clumpIndex"].integerValue ?? 0), domain: options.uidDomain),
-                start: start, end: end, summary: Self.summary(p), description: p["desc"].stringValue,
-                categories: categories[p.id.rowID] ?? [], location: location, url: p["url"].stringValue,
-                stamp: p["changedAt"].integerValue ?? start, sequence: Int(p["sequence"].integerValue ?? 0)))
+            events.append(Self.event(p, channelID: xmltvId, start: start, end: end, location: location,
+                                     categories: categories[p.id.rowID] ?? [], domain: options.uidDomain))
         }
         events.reverse()
         return events
     }
+
+    /// The event of one programme, as every feed writes it (a channel's, a filtered one, a
+    /// show's): the UID of its identity, SEQUENCE and LAST-MODIFIED from the feeds module's
+    /// bookkeeping. `p` holds the keys `programmeKeys`.
+    static func event(_ p: FetchedObject, channelID: String, start: Int64, end: Int64, location: String?,
+                      categories: [String], domain: String) -> CalendarEvent {
+        CalendarEvent(
+            uid: ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: Int(p["clumpIndex"].integerValue ?? 0), domain: domain),
+            start: start, end: end, summary: summary(p), description: p["desc"].stringValue,
+            categories: categories, location: location, url: p["url"].stringValue,
+            stamp: p["changedAt"].integerValue ?? start, sequence: Int(p["sequence"].integerValue ?? 0))
+    }
+
+    /// The programme keys `event` reads.
+    static let programmeKeys = ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence"]
 
     /// Title, then the sub-title, then "S2 E5" (one-based) when known.
     static func summary(_ p: FetchedObject) -> String {
@@ -468,7 +486,7 @@ public final class FeedExporter {
         return name + ".ics"
     }
 
-    private func path(_ file: String) -> String { options.outputDirectory + "/" + file }
+    func path(_ file: String) -> String { options.outputDirectory + "/" + file }
 
     /// A feed's counts as the index shows them, and the mtime (nanoseconds) of the file counted.
     struct FeedStatistics: Codable, Equatable {
@@ -553,7 +571,7 @@ public final class FeedExporter {
 
     /// Writes `bytes` to a temporary file for `file`, unless the file holds them already (nil).
     /// `publish` makes staged files durable and renames them into place.
-    private func stage(_ bytes: [UInt8], as file: String) throws -> String? {
+    func stage(_ bytes: [UInt8], as file: String) throws -> String? {
         if Self.fileHolds(path(file), bytes) { return nil }
         let temporary = DurableFile.temporaryPath(for: path(file))
         do throws(FileError) {

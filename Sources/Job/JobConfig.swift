@@ -268,13 +268,14 @@ struct ConfigReader {
             if let v = try whole(fd["refreshHours"], "feeds.refreshHours", in: 1...8760, "a whole number of hours from 1 to 8760") { c.refreshHours = v }
             for (i, item) in try list(fd["filtered"], "feeds.filtered").enumerated() {
                 let key = "feeds.filtered[\(i)]"
-                let id = try object(item, key, allowed: ["name", "title", "titlePattern", "categories", "channels"])
+                let id = try object(item, key, allowed: ["name", "title", "titlePattern", "categories", "channels", "show"])
                 guard let name = try string(id["name"], key + ".name") else { throw fail(key + ".name", "a string") }
                 let pattern = try string(id["titlePattern"], key + ".titlePattern")
                 if let pattern, (try? NSRegularExpression(pattern: pattern)) == nil { throw fail(key + ".titlePattern", "a regular expression") }
                 c.filteredFeeds.append(FilteredFeed(name: name, title: try string(id["title"], key + ".title"), titlePattern: pattern,
                                                     categories: try strings(id["categories"], key + ".categories"),
-                                                    channels: try strings(id["channels"], key + ".channels")))
+                                                    channels: try strings(id["channels"], key + ".channels"),
+                                                    show: try string(id["show"], key + ".show")))
             }
         }
         c.changes = try string(d["changes"], "changes")

@@ -115,7 +115,7 @@ struct HTML {
     }
 
     /// A whole page: the layout, the style sheet link, a title and `body`.
-    static func page(title: String, signedIn: Bool, tokenConfigured: Bool, _ body: (inout HTML) -> Void) -> String {
+    static func page(title: String, signedIn: Bool, tokenConfigured: Bool, wide: Bool = false, _ body: (inout HTML) -> Void) -> String {
         // Titles quote data (an identifier from a feed, a search): written twice, so capped.
         let title = shortened(title, to: 1000)
         var page = HTML()
@@ -123,31 +123,16 @@ struct HTML {
         page.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
         page.raw("<link rel=\"stylesheet\" href=\"/style.css\"><title>")
         page.text(title)
-        page.raw(" · tvimport</title></head><body><header><nav><a href=\"/\">Now</a> <a href=\"/feeds/\">Feeds</a> <a href=\"/model\">Model</a>")
+        page.raw(" · tvimport</title></head><body><header><nav aria-label=\"Site\"><a href=\"/\">Guide</a> <a href=\"/feeds/\">Feeds</a> <a href=\"/model\">Model</a>")
         page.raw(" <form class=\"search\" method=\"get\" action=\"/search\"><input type=\"search\" name=\"q\" placeholder=\"Title\" aria-label=\"Search titles\"><button>Search</button></form>")
         if tokenConfigured {
             page.raw(signedIn ? " <form method=\"post\" action=\"/logout\" class=\"inline\"><button>Sign out</button></form>" : " <a href=\"/login\">Sign in</a>")
         }
-        page.raw("</nav></header><main><h1>")
+        page.raw(wide ? "</nav></header><main class=\"wide\"><h1>" : "</nav></header><main><h1>")
         page.text(title)
         page.raw("</h1>")
         body(&page)
         page.raw("</main></body></html>\n")
         return page.output
     }
-
-    /// The style sheet: served as a file so that the CSP needs no `unsafe-inline`.
-    static let styleSheet = """
-        body{font:16px/1.4 system-ui,sans-serif;margin:0;color:#111;background:#fafafa}
-        header{background:#234;padding:.5em 1em}header a,header button{color:#fff;margin-right:.8em}
-        header form{display:inline}header button{background:none;border:1px solid #fff;border-radius:3px}
-        main{padding:0 1em 2em;max-width:60em}h1{font-size:1.4em}
-        table{border-collapse:collapse;width:100%;display:block;overflow-x:auto}
-        td,th{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;vertical-align:top}
-        .channel{background:#fff;border:1px solid #ddd;border-radius:4px;margin:.6em 0;padding:.5em .8em}
-        .channel h2{font-size:1.1em;margin:.2em 0}.time{font-variant-numeric:tabular-nums;color:#555;margin-right:.5em}
-        .links a{margin-right:1em;font-size:.9em}.error{color:#a00;font-weight:bold}.notice{color:#060}
-        label{display:block;margin:.4em 0}input[type=text],input[type=number]{width:100%;max-width:30em}
-        .pager a{margin-right:1em}form.inline{display:inline}
-        """
 }

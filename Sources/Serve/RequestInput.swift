@@ -120,6 +120,60 @@ enum RequestInput {
         return FeedFileName.isExporterName(name) ? name : nil
     }
 
+    /// A programme's page after `/programmes/` (still percent-encoded):
+    /// `CHANNEL/YYYYMMDDhhmmss` or `CHANNEL/YYYYMMDDhhmmss/CLUMP`, the start in UTC (a time that
+    /// exists, years 1900...9999), the clump index of at most 4 digits; the channel decoded once
+    /// (`#ROWID` stands for a channel whose id cannot be a path segment). Nil otherwise.
+    ///
+    ///     RequestInput.programmeKey(fromRawPath: "RTE2.ie/20261127200000")   // ("RTE2.ie", 1795809600, 0)
+    static func programmeKey(fromRawPath raw: Substring) -> (channel: String, start: Int64, clump: Int)? {
+        guard raw.utf8.count <= 3 * 1024 else { return nil }
+        var parts = raw.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 2 else { return nil }
+        var clump = 0
+        if parts.count >= 3, parts[parts.count - 2].utf8.count == 14, let c = digits(parts[parts.count - 1], maxDigits: 4) {
+            clump = c
+            parts.removeLast()
+        }
+        guard let start = compactTime(parts.removeLast()) else { return nil }
+        let channel = parts.joined(separator: "/")
+        guard !channel.isEmpty, let decoded = percentDecoded(channel) else { return nil }
+        return (decoded, start, clump)
+    }
+
+    /// `YYYYMMDDhhmmss` (UTC, as `UTCTime.compact` writes it), a time that exists in years
+    /// 1900...9999 (a leap second as :60); nil otherwise.
+    static func compactTime<S: StringProtocol>(_ text: S) -> Int64? {
+        let b = Array(text.utf8.prefix(15))
+        guard b.count == 14, let year = digits(bytes: b[0..<4], maxDigits: 4), let month = digits(bytes: b[4..<6], maxDigits: 2),
+              let day = digits(bytes: b[6..<8], maxDigits: 2), let hour = digits(bytes: b[8..<10], maxDigits: 2),
+              let minute = digits(bytes: b[10..<12], maxDigits: 2), let second = digits(bytes: b[12..<14], maxDigits: 2),
+              (1900...9999).contains(year), (1...12).contains(month), (1...UTCTime.daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second <= 60 else { return nil }
+        return UTCTime.seconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+    }
+
+    /// A show calendar's file after `/shows/`: `SLUG.ics`, the slug of lower-case ASCII letters,
+    /// digits and '-' (14 to 64 bytes, what `ShowFeed.slug` writes); the slug, or nil.
+    static func showSlug(fromRawPath raw: Substring) -> String? {
+        guard raw.hasSuffix(".ics") else { return nil }
+        let slug = raw.dropLast(4)
+        guard (14...64).contains(slug.utf8.count),
+              slug.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D }) else { return nil }
+        return String(slug)
+    }
+
+    /// `?later=N` of the guide: how many hours past now its grid starts, 0...`maxHoursLater`;
+    /// absent is 0, anything else nil.
+    static func hoursLater(_ text: String?) -> Int? {
+        guard let text else { return 0 }
+        guard let n = digits(text, maxDigits: 3), n <= maxHoursLater else { return nil }
+        return n
+    }
+
+    /// Two weeks: a guide rarely holds more.
+    static let maxHoursLater = 14 * 24
+
     // MARK: Headers
 
     /// Whether `Accept-Encoding` accepts gzip: its own weight (or that of `*` when gzip is not

@@ -19,6 +19,8 @@ final class ServeState: Sendable {
     let metrics: ServeMetrics
     /// Wrong tokens per client (LoginThrottle.swift).
     let logins = LoginThrottle()
+    /// Channel logos and programme pictures, fetched once (Images.swift).
+    let images = ImageCache()
 
     init(options: ServeOptions) throws {
         // A blank token would make every candidate right; ServeOptions refuses one from the
@@ -113,7 +115,7 @@ public enum ServeServer {
 struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServeMetrics
     static var contentSecurityPolicy: String {
-        "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -200,7 +202,14 @@ struct Routes: Sendable {
         router.get("/feeds") { request, _ in request.uri.path.hasSuffix("/") ? try await feed(request) : Pages.redirect("/feeds/") }
         router.get("/feeds/**") { request, _ in try await feed(request) }
         let guide = GuidePages(state: state)
-        router.get("/") { request, _ in try await guide.nowAndNext(request) }
+        router.get("/") { request, _ in try await guide.grid(request) }
+        let programmes = ProgrammePages(state: state)
+        router.get("/programmes/**") { request, _ in try await programmes.programme(request) }
+        let shows = ShowPages(state: state, routes: self)
+        router.get("/shows/:file") { request, _ in try await shows.show(request) }
+        let images = ImagePages(state: state)
+        router.get("/logos/**") { request, _ in try await images.logo(request) }
+        router.get("/pictures/**") { request, _ in try await images.picture(request) }
         router.get("/channels/:id") { request, context in try await guide.channel(request, id: context.parameters.require("id")) }
         router.get("/search") { request, _ in try await guide.search(request) }
         let model = ModelPages(state: state)
@@ -237,9 +246,15 @@ struct Routes: Sendable {
 
     func feed(_ request: Request) async throws -> Response {
         guard let name = RequestInput.feedFileName(fromRawPath: Self.rest(of: request, after: 1)),
-              let entry = try await state.feeds.entry(name) else {
+              let response = try await feedFile(name, request) else {
             return Pages.error(.notFound, "No such feed.")
         }
+        return response
+    }
+
+    /// A file of the feed directory with its validators (304) and gzip; nil when it is not there.
+    func feedFile(_ name: String, _ request: Request) async throws -> Response? {
+        guard let entry = try await state.feeds.entry(name) else { return nil }
         let acceptsGzip = request.headers[.acceptEncoding].map(RequestInput.acceptsGzip) ?? false
         let gzip = acceptsGzip ? entry.gzipBody : nil
         let etag = gzip == nil ? entry.etag : entry.gzipETag
