@@ -46,6 +46,10 @@ public enum TVModel {
         .init("starRating", .string),
     ]
 
+    /// The bookkeeping of a programme that generated pages fold under "details": the clump
+    /// numbers, where it came from, and the raw forms that other attributes show readably.
+    static let programmeDetails = "clumpIndex,clumpCount,source,episodeNum,otherLanguages"
+
     public static let channelFeedAttributes: [AttributeDescription] = [
         .init("xmltvId", .string, optional: false),
         .init("displayName", .string),
@@ -78,7 +82,8 @@ public enum TVModel {
                 .init("programmeCount", .integer, optional: false, default: .integer(0), userInfo: [UserInfoKey.diff: "exclude"]),
                 .init("programmesChangedAt", .date, userInfo: [UserInfoKey.diff: "exclude"]),
             ],
-            relationships: [.toMany("programmes", "Programme", inverse: "channel", deleteRule: .cascade)]),
+            relationships: [.toMany("programmes", "Programme", inverse: "channel", deleteRule: .cascade)],
+            userInfo: [UserInfoKey.display: "customName|displayName|xmltvId", UserInfoKey.details: "source,otherNames"]),
         EntityDescription(
             "Programme", identifier: ["channel", "start", "clumpIndex"],
             overwritable: programmeFeedAttributes.map(\.name).filter { $0 != "start" && $0 != "clumpIndex" } + ["credits", "categories"],
@@ -92,17 +97,19 @@ public enum TVModel {
                 .toMany("credits", "Credit", inverse: "programme", deleteRule: .cascade),
                 .toMany("categories", "Category", inverse: "programme", deleteRule: .cascade),
             ],
-            userInfo: ["hash": "contentHash"]),
+            userInfo: ["hash": "contentHash", UserInfoKey.display: "title,start", UserInfoKey.details: programmeDetails]),
         EntityDescription(
             "Credit", identifier: ["programme", "role", "name"],
             overwritable: ["character", "isGuest", "position"],
             attributes: creditAttributes,
-            relationships: [.toOne("programme", "Programme", inverse: "credits", deleteRule: .nullify, optional: false)]),
+            relationships: [.toOne("programme", "Programme", inverse: "credits", deleteRule: .nullify, optional: false)],
+            userInfo: [UserInfoKey.display: "name,role", UserInfoKey.details: "position"]),
         EntityDescription(
             "Category", identifier: ["programme", "name", "lang"],
             overwritable: ["position"],
             attributes: categoryAttributes,
-            relationships: [.toOne("programme", "Programme", inverse: "categories", deleteRule: .nullify, optional: false)]),
+            relationships: [.toOne("programme", "Programme", inverse: "categories", deleteRule: .nullify, optional: false)],
+            userInfo: [UserInfoKey.display: "name", UserInfoKey.details: "position,lang"]),
     ])
 
     public static let local = ModelModule("local", entities: [
@@ -135,7 +142,8 @@ public enum TVModel {
             attributes: [.init("source", .string, optional: false)]
                 // Indexed: the resolution gathers every source's rows of one canonical channel.
                 + channelFeedAttributes.map { $0.name == "xmltvId" ? .init("xmltvId", .string, optional: false, userInfo: [UserInfoKey.index: "true"]) : $0 },
-            relationships: [.toMany("programmes", "SourceProgramme", inverse: "channel", deleteRule: .cascade)]),
+            relationships: [.toMany("programmes", "SourceProgramme", inverse: "channel", deleteRule: .cascade)],
+            userInfo: [UserInfoKey.display: "displayName|xmltvId,source", UserInfoKey.details: "otherNames"]),
         EntityDescription(
             "SourceProgramme", identifier: ["channel", "start", "clumpIndex"],
             overwritable: programmeFeedAttributes.map(\.name).filter { $0 != "start" && $0 != "clumpIndex" } + ["credits", "categories"],
@@ -148,17 +156,19 @@ public enum TVModel {
                 .toMany("credits", "SourceCredit", inverse: "programme", deleteRule: .cascade),
                 .toMany("categories", "SourceCategory", inverse: "programme", deleteRule: .cascade),
             ],
-            userInfo: ["hash": "contentHash"]),
+            userInfo: ["hash": "contentHash", UserInfoKey.display: "title,start", UserInfoKey.details: programmeDetails]),
         EntityDescription(
             "SourceCredit", identifier: ["programme", "role", "name"],
             overwritable: ["character", "isGuest", "position"],
             attributes: creditAttributes,
-            relationships: [.toOne("programme", "SourceProgramme", inverse: "credits", deleteRule: .nullify, optional: false)]),
+            relationships: [.toOne("programme", "SourceProgramme", inverse: "credits", deleteRule: .nullify, optional: false)],
+            userInfo: [UserInfoKey.display: "name,role", UserInfoKey.details: "position"]),
         EntityDescription(
             "SourceCategory", identifier: ["programme", "name", "lang"],
             overwritable: ["position"],
             attributes: categoryAttributes,
-            relationships: [.toOne("programme", "SourceProgramme", inverse: "categories", deleteRule: .nullify, optional: false)]),
+            relationships: [.toOne("programme", "SourceProgramme", inverse: "categories", deleteRule: .nullify, optional: false)],
+            userInfo: [UserInfoKey.display: "name", UserInfoKey.details: "position,lang"]),
     ])
 
     /// The built-in modules, in merge order.

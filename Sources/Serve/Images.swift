@@ -92,9 +92,21 @@ struct ImagePages: Sendable {
         return await respond(request, url: url)
     }
 
+    /// A transparent pixel: what a page shows for an image the guide names but that could not be
+    /// fetched (the name beside a logo says it all; a broken-image icon would only get in the way).
+    static let blank: [UInt8] = [
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01,
+        0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4, 0x89, 0x00, 0x00, 0x00, 0x0B, 0x49, 0x44, 0x41,
+        0x54, 0x78, 0x9C, 0x63, 0x60, 0x00, 0x02, 0x00, 0x00, 0x05, 0x00, 0x01, 0x7A, 0x5E, 0xAB, 0x3F, 0x00, 0x00, 0x00, 0x00,
+        0x49, 0x45, 0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    ]
+
     func respond(_ request: Request, url: String?) async -> Response {
-        guard let url, !url.isEmpty, let image = await state.images.image(at: url) else {
-            return Pages.error(.notFound, "No picture: the guide names none, or it could not be fetched.")
+        guard let url, !url.isEmpty else { return Pages.error(.notFound, "No picture: the guide names none.") }
+        guard let image = await state.images.image(at: url) else {
+            // Asked again after the cache's retry time, when the host may be back.
+            return Response(status: .ok, headers: [.contentType: "image/png", .cacheControl: "public, max-age=\(ImageCache.retryAfterFailure)"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: Self.blank)))
         }
         let headers: HTTPFields = [.contentType: image.type, .eTag: image.etag, .cacheControl: "public, max-age=86400"]
         if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { RequestInput.sameTag($0, image.etag) }) {

@@ -57,9 +57,11 @@ struct ModelPages: Sendable {
         }
         let sortKey = query["sort"].flatMap { entity.rowIndex(of: $0) != nil ? $0 : nil }
         let descending = query["desc"] == "1"
-        // Filters: any attribute (typed as the model says) or to-one relationship (a row id).
+        // Filters: any attribute (typed as the model says) or to-one relationship (the target's
+        // identifier as `tvimport edit` takes it, `RTE2.ie`, or its row id, `#12` or `12`).
         var predicates: [ObjectPredicate] = []
         var filters: [(String, String)] = []
+        var relatedFilters: [(name: String, relationship: Relationship, value: String)] = []
         for name in query.names.sorted() where name != "page" && name != "sort" && name != "desc" {
             guard let value = query[name] else { continue }
             if let attribute = entity.attribute(name) {
@@ -69,23 +71,42 @@ struct ModelPages: Sendable {
                     return Pages.error(.badRequest, error.message)
                 }
             } else if let relationship = entity.relationship(name), relationship.storesForeignKey {
-                guard let row = RequestInput.digits(value, maxDigits: 18) else {
-                    return Pages.error(.badRequest, "\(entity.name).\(name) is filtered by the row id of a \(relationship.destination) (digits).")
-                }
-                predicates.append(.related(name, ObjectID(entity: relationship.destination, rowID: Int64(row))))
+                guard value.utf8.count <= 1024 else { return Pages.error(.badRequest, "\(entity.name).\(name): an identifier of at most 1024 bytes.") }
+                relatedFilters.append((name, relationship, value))
             } else {
                 return Pages.error(.badRequest, "\(entity.name) has no attribute or to-one relationship '\(name)' to filter by.")
             }
             filters.append((name, value))
         }
-        let columns = Self.columns(of: entity)
+        if !relatedFilters.isEmpty {
+            let wanted = relatedFilters
+            let resolved = try await state.reads.read { context -> [ObjectPredicate?] in
+                try wanted.map { filter -> ObjectPredicate? in
+                    guard let destination = model.entity(filter.relationship.destination) else { return nil }
+                    let target = (try? EditCommand.find(destination, filter.value, context))
+                        ?? RequestInput.digits(filter.value, maxDigits: 18).flatMap { row in
+                            try? context.object(ObjectID(entity: destination.name, rowID: Int64(row)), keys: [])?.id
+                        }
+                    return target.map { .related(filter.name, ObjectID(entity: filter.relationship.destination, rowID: $0.rowID)) }
+                }
+            }
+            for (filter, predicate) in zip(relatedFilters, resolved) {
+                guard let predicate else {
+                    return Pages.error(.notFound, "No \(filter.relationship.destination) \(Self.shortened(filter.value)) to filter \(entity.name).\(filter.name) by (give its identifier or #row id).")
+                }
+                predicates.append(predicate)
+            }
+        }
+        let displays = ModelDisplay(model: model)
+        let columns = columns(of: entity)
+        let keys = columns + displays.keys(of: entity).filter { !columns.contains($0) }
         let sort = (sortKey.map { [SortKey($0, ascending: !descending)] } ?? entity.identifier.filter { entity.rowIndex(of: $0) != nil }.map { SortKey($0) })
         let predicate = ObjectPredicate.and(predicates)
-        let (paging, rows) = try await state.reads.read { context -> (Paging, [FetchedObject]) in
+        let (paging, rows, targets) = try await state.reads.read { context -> (Paging, [FetchedObject], [String: [Int64: String]]) in
             let paging = Paging(page: pageNumber, total: try context.count(entity.name, where: predicate), pageSize: Self.pageSize)
             // A page past the end reads nothing; any other reads at most `total` rows.
-            guard !paging.isPastTheEnd else { return (paging, []) }
-            let cursor = try context.fetch(entity.name, where: predicate, orderBy: sort, keys: columns,
+            guard !paging.isPastTheEnd else { return (paging, [], [:]) }
+            let cursor = try context.fetch(entity.name, where: predicate, orderBy: sort, keys: keys,
                                            limit: paging.offset + Self.pageSize)
             var rows: [FetchedObject] = []
             var index = 0
@@ -93,7 +114,12 @@ struct ModelPages: Sendable {
                 if index >= paging.offset { rows.append(o) }
                 index += 1
             }
-            return (paging, rows)
+            // Each to-one column shows its targets by their display, fetched once per column.
+            var targets: [String: [Int64: String]] = [:]
+            for key in columns {
+                if let relationship = entity.relationship(key) { targets[key] = try displays.targets(of: rows, through: relationship, context: context) }
+            }
+            return (paging, rows, targets)
         }
         let (page, total, lastPage) = (paging.page, paging.total, paging.lastPage)
         let filterQuery = filters.map { "\(HTML.urlComponent($0.0))=\(HTML.urlComponent($0.1))" }
@@ -104,13 +130,15 @@ struct ModelPages: Sendable {
             if page > 1 { parts.append("page=\(page)") }
             return "/model/\(HTML.urlComponent(entity.name))" + (parts.isEmpty ? "" : "?" + parts.joined(separator: "&"))
         }
-        return Pages.html(HTML.page(title: entity.name, signedIn: signedIn(request), tokenConfigured: state.canEdit) { html in
+        return Pages.html(HTML.page(title: entity.name, signedIn: signedIn(request), tokenConfigured: state.canEdit, wide: true) { html in
             html.raw("<p>")
             html.text("\(total) object\(total == 1 ? "" : "s")")
             for (name, value) in filters {
                 html.text(" · \(Self.shortened(name)) = \(Self.shortened(value))")
             }
-            html.raw("</p><table><tr>")
+            html.raw("</p><div class=\"scroll\"><table class=\"list\"><tr><th>")
+            html.text(entity.name)
+            html.raw("</th>")
             for key in columns {
                 html.raw("<th><a href=\"")
                 html.text(link(page: 1, sort: key, descending: key == sortKey && !descending))
@@ -120,21 +148,21 @@ struct ModelPages: Sendable {
             }
             html.raw("</tr>")
             for row in rows {
-                html.raw("<tr>")
-                for (index, key) in columns.enumerated() {
+                html.raw("<tr><td><a href=\"")
+                html.text(Self.detailPath(entity: row.id.entity, rowID: row.id.rowID))
+                html.raw("\">")
+                html.text(displays.text(of: row, entity: model.entity(row.id.entity) ?? entity))
+                html.raw("</a></td>")
+                for key in columns {
                     html.raw("<td>")
-                    if index == 0 {
-                        html.raw("<a href=\"")
-                        html.text(Self.detailPath(entity: row.id.entity, rowID: row.id.rowID))
-                        html.raw("\">")
-                        html.text(display(row, key: key, entity: entity))
-                        html.raw("</a>")
-                    } else if let relationship = entity.relationship(key), let target = row.related(key) {
+                    if let relationship = entity.relationship(key), let target = row.related(key) {
                         html.raw("<a href=\"")
                         html.text(Self.detailPath(entity: relationship.destination, rowID: target.rowID))
                         html.raw("\">")
-                        html.text("\(relationship.destination) #\(target.rowID)")
+                        html.text(targets[key]?[target.rowID] ?? "\(relationship.destination) #\(target.rowID)")
                         html.raw("</a>")
+                    } else if case .date(let seconds) = row[key] {
+                        html.text(LocalTime.day(seconds) + " " + LocalTime.hourMinute(seconds))
                     } else {
                         html.text(Self.shortened(display(row, key: key, entity: entity)))
                     }
@@ -142,7 +170,7 @@ struct ModelPages: Sendable {
                 }
                 html.raw("</tr>")
             }
-            html.raw("</table><p class=\"pager\">")
+            html.raw("</table></div><p class=\"pager\">")
             if page > 1 {
                 html.raw("<a href=\"")
                 html.text(link(page: page - 1, sort: sortKey, descending: descending))
@@ -158,11 +186,18 @@ struct ModelPages: Sendable {
         })
     }
 
-    /// The identifier keys first (those that are columns), then the first other attributes.
-    static func columns(of entity: Entity) -> [String] {
-        let identifier = entity.identifier.filter { entity.rowIndex(of: $0) != nil }
-        let others = entity.attributes.filter { !identifier.contains($0.name) && $0.type != .data && !$0.isExcludedFromDiff }.map(\.name)
-        return identifier + others.prefix(listColumns)
+    /// A list's columns after the display one: the identifier keys that are columns, then the
+    /// first other attributes, bookkeeping left out, and what the display always shows.
+    func columns(of entity: Entity) -> [String] {
+        let displays = ModelDisplay(model: model)
+        let shown = displays.parts(of: entity).filter { $0.count == 1 }.map { $0[0] }
+        let identifier = entity.identifier.filter { key in
+            entity.rowIndex(of: key) != nil && !shown.contains(key) && !(entity.attribute(key).map { displays.isDetail($0, of: entity) } ?? false)
+        }
+        let others = entity.attributes.filter {
+            !identifier.contains($0.name) && !shown.contains($0.name) && $0.type != .data && !displays.isDetail($0, of: entity)
+        }.map(\.name)
+        return identifier + others.prefix(Self.listColumns)
     }
 
     static func detailPath(entity: String, rowID: Int64) -> String {
@@ -197,24 +232,28 @@ struct ModelPages: Sendable {
                 status: HTTPResponse.Status = .ok) async throws -> Response {
         guard let entity = model.entity(entityName) else { return Pages.error(.notFound, "No entity \(entityName) in the model.") }
         struct Member { let entity: String, rowID: Int64, label: String }
-        let found = try await state.reads.read { context -> (FetchedObject, [String: [Member]], [String: Int])? in
+        let displays = ModelDisplay(model: model)
+        let found = try await state.reads.read { context -> (FetchedObject, [String: [Member]], [String: Int], [String: String])? in
             guard let id = try find(entity, rawID: rawID, context), let object = try context.object(id) else { return nil }
             let concrete = model.entity(id.entity) ?? entity
-            var members: [String: [Member]] = [:], counts: [String: Int] = [:]
+            var members: [String: [Member]] = [:], counts: [String: Int] = [:], targets: [String: String] = [:]
             for relationship in concrete.relationships where relationship.isToMany {
                 guard let destination = model.entity(relationship.destination), let inverse = relationship.inverse,
                       destination.relationship(inverse)?.storesForeignKey == true else { continue }
                 counts[relationship.name] = try context.count(destination.name, where: .related(inverse, id))
-                let keys = Self.columns(of: destination).filter { destination.attribute($0) != nil }.prefix(3)
-                members[relationship.name] = try context.fetchAll(destination.name, where: .related(inverse, id), keys: Array(keys),
-                                                                  limit: Self.shownMembers).map { m in
-                    Member(entity: m.id.entity, rowID: m.id.rowID,
-                           label: Self.shortened(keys.map { display(m, key: $0, entity: destination) }.joined(separator: " · ")))
+                // In the order of the destination's identifier (a channel's programmes by start).
+                let order = destination.identifier.filter { $0 != inverse && destination.rowIndex(of: $0) != nil }.map { SortKey($0) }
+                members[relationship.name] = try context.fetchAll(destination.name, where: .related(inverse, id), orderBy: order,
+                                                                  keys: displays.keys(of: destination), limit: Self.shownMembers).map { m in
+                    Member(entity: m.id.entity, rowID: m.id.rowID, label: displays.text(of: m, entity: model.entity(m.id.entity) ?? destination))
                 }
             }
-            return (object, members, counts)
+            for relationship in concrete.relationships where !relationship.isToMany {
+                if let text = try displays.targets(of: [object], through: relationship, context: context).values.first { targets[relationship.name] = text }
+            }
+            return (object, members, counts, targets)
         }
-        guard let (object, members, counts) = found else {
+        guard let (object, members, counts, targets) = found else {
             return Pages.error(.notFound, "No \(entity.name) with identifier \(RequestInput.percentDecoded(rawID) ?? String(rawID)).")
         }
         let concrete = model.entity(object.id.entity) ?? entity
@@ -226,12 +265,27 @@ struct ModelPages: Sendable {
         // What "Undo" would revert, named on its button (an import is confirmed on the next page).
         let database = state.options.database
         let newest = editing ? ((try? await BlockingWork.run { try ApplyCommand.newestChange(database: database) }) ?? nil) : nil
-        let title = "\(concrete.name) " + concrete.identifier.compactMap { key in concrete.attribute(key).map { _ in display(object, key: key, entity: concrete) } }.joined(separator: " / ")
+        let title = displays.text(of: object, entity: concrete)
+        // After a save (`?saved=NAME,…`): the values now stored, and the way back.
+        let saved = (FormData(request.uri.query ?? "")["saved"] ?? "").split(separator: ",").prefix(64)
+            .compactMap { concrete.attribute(String($0)) }
         return Pages.html(HTML.page(title: title, signedIn: editing, tokenConfigured: state.canEdit) { html in
+            html.raw("<p class=\"kind\">")
+            html.text(concrete.name)
+            html.raw("</p>")
             if let message {
                 html.trusted(message.isError ? "<p class=\"error\">" : "<p class=\"notice\">")
                 html.text(message.text)
                 html.raw("</p>")
+            }
+            if !saved.isEmpty && message == nil {
+                html.raw("<div class=\"notice\" role=\"status\"><p>Saved: ")
+                html.text(saved.map { "\($0.name) = “\(Self.shortened(display(object, key: $0.name, entity: concrete)))”" }.joined(separator: ", "))
+                html.raw(".</p>")
+                if editing {
+                    undoForm(csrf: csrf ?? "", back: path, label: newest.map { "Undo \($0.about)" + ($0.kind == .edit ? "" : "…") } ?? "Undo", into: &html)
+                }
+                html.raw("</div>")
             }
             if editing {
                 html.raw("<form method=\"post\" action=\"")
@@ -242,8 +296,7 @@ struct ModelPages: Sendable {
             } else if state.canEdit {
                 html.raw("<p><a href=\"/login\">Sign in</a> to edit the local attributes.</p>")
             }
-            html.raw("<table>")
-            for attribute in concrete.attributes {
+            func row(_ attribute: Attribute, into html: inout HTML) {
                 html.raw("<tr><th>")
                 html.text(attribute.name)
                 html.raw("</th><td>")
@@ -256,6 +309,7 @@ struct ModelPages: Sendable {
                 html.text(attribute.type.rawValue + (attribute.isOptional ? "?" : "") + " · " + attribute.module)
                 html.raw("</small></td></tr>")
             }
+            html.raw("<div class=\"scroll\"><table>")
             for relationship in concrete.relationships where !relationship.isToMany {
                 html.raw("<tr><th>")
                 html.text(relationship.name)
@@ -264,12 +318,20 @@ struct ModelPages: Sendable {
                     html.raw("<a href=\"")
                     html.text(Self.detailPath(entity: relationship.destination, rowID: target.rowID))
                     html.raw("\">")
-                    html.text("\(relationship.destination) #\(target.rowID)")
+                    html.text(targets[relationship.name] ?? "\(relationship.destination) #\(target.rowID)")
                     html.raw("</a>")
                 }
                 html.raw("</td></tr>")
             }
-            html.raw("</table>")
+            for attribute in concrete.attributes where !displays.isDetail(attribute, of: concrete) { row(attribute, into: &html) }
+            html.raw("</table></div>")
+            let details = concrete.attributes.filter { displays.isDetail($0, of: concrete) }
+            if !details.isEmpty {
+                // Bookkeeping (hashes, counters, clump numbers, sequence): there, but folded away.
+                html.raw("<details><summary>Details</summary><div class=\"scroll\"><table>")
+                for attribute in details { row(attribute, into: &html) }
+                html.raw("</table></div></details>")
+            }
             if editing {
                 html.raw("<p><button type=\"submit\">Save</button></p></form>")
             }
@@ -293,13 +355,8 @@ struct ModelPages: Sendable {
                 }
             }
             if editing {
-                html.raw("<form method=\"post\" action=\"/undo\"><input type=\"hidden\" name=\"csrf\" value=\"")
-                html.text(csrf ?? "")
-                html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
-                html.text(path)
-                html.raw("\"><button type=\"submit\">")
-                html.text(newest.map { "Undo \($0.about)" + ($0.kind == .edit ? "" : "…") } ?? "Undo the last change")
-                html.raw("</button></form>")
+                undoForm(csrf: csrf ?? "", back: path, label: newest.map { "Undo \($0.about)" + ($0.kind == .edit ? "" : "…") } ?? "Undo the last change",
+                         into: &html)
                 html.raw("<form method=\"post\" action=\"/redo\"><input type=\"hidden\" name=\"csrf\" value=\"")
                 html.text(csrf ?? "")
                 html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
@@ -307,6 +364,17 @@ struct ModelPages: Sendable {
                 html.raw("\"><button type=\"submit\">Redo</button></form>")
             }
         }, status: status)
+    }
+
+    /// The button that undoes the newest change, named by `label`, coming back to `back`.
+    func undoForm(csrf: String, back: String, label: String, into html: inout HTML) {
+        html.raw("<form method=\"post\" action=\"/undo\"><input type=\"hidden\" name=\"csrf\" value=\"")
+        html.text(csrf)
+        html.raw("\"><input type=\"hidden\" name=\"back\" value=\"")
+        html.text(back)
+        html.raw("\"><button type=\"submit\">")
+        html.text(label)
+        html.raw("</button></form>")
     }
 
     /// The form value of a stored value, as the input shows it (and as a save compares it).
@@ -420,7 +488,9 @@ struct ModelPages: Sendable {
         }
         state.metrics.countEdit(failed: false)
         _ = await refreshOutputs()
-        return Pages.redirect(path)
+        // The page it comes back to says what is stored now and offers the undo.
+        let names = assignments.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) }
+        return Pages.redirect(path + "?saved=" + names.map(HTML.urlComponent).joined(separator: ","))
     }
 
     /// Reverts the newest change (an edit, an import, a run), as `tvimport undo` does, or

@@ -28,6 +28,8 @@ extension HTML {
         dl.facts,dl.credits{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em;margin:0}dt{font-weight:600;color:#444}dd{margin:0}
         .flag{background:#234;color:#fff;border-radius:3px;padding:0 .4em;font-size:.85em}a.subscribe{font-weight:600}
         .logo{width:40px;height:30px;object-fit:contain;vertical-align:middle}
+        .kind{color:#666;margin:-.6em 0 .6em;font-size:.9em}div.notice{border:1px solid #9c9;background:#f3fbf3;padding:0 .8em;margin:.6em 0}
+        table.list td{max-width:22em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
         details{margin:.8em 0}summary{cursor:pointer;color:#235}
         .grid{position:relative;border-top:1px solid #ccc;margin-top:.5em}
         .ticks,.row{display:flex;border-bottom:1px solid #ddd}.ticks .corner{flex:0 0 11rem}

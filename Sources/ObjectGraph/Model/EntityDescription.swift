@@ -136,6 +136,13 @@ public enum UserInfoKey {
     public static let index = "index"
     /// On an attribute or relationship: `exclude` keeps it out of diffs and change reports.
     public static let diff = "diff"
+    /// On an entity: how people name one of its objects, for generated pages: comma-separated
+    /// parts shown one after the other, each a `|`-separated list of attributes of which the first
+    /// with a value counts (`customName|displayName|xmltvId`; `title,start`).
+    public static let display = "display"
+    /// On an entity: comma-separated bookkeeping attributes that generated pages fold away (with
+    /// those excluded from diffs, which are derived).
+    public static let details = "details"
 }
 
 /// A named, self-contained piece of a model (docs/design.md#models-from-modules).
