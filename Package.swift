@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
         // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "TestSupport"], exclude: ["browser_check.py"]),
+        .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "Feeds", "Primitives", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")], exclude: ["browser_check.py", "guide_check.py", "image_server.py"]),
         .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),

@@ -1,0 +1,135 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Job
+import Serve
+import TestSupport
+import Testing
+
+/// Tests/ServeTests/image_server.py on a free loopback port: the logo and picture hosts a guide
+/// names (no test reaches the network).
+final class ImageServer: @unchecked Sendable {
+    private let process = Process()
+    private let input = Pipe()
+    let port: Int
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    init() throws {
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", repoRoot.appendingPathComponent("Tests/ServeTests/image_server.py").path]
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw Failure(message: "image_server.py said \(line)") }
+        self.port = port
+    }
+
+    /// How often each path was asked for.
+    func hits() throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for line in try curl(base + "/hits").text.split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count == 2 { counts[String(parts[0])] = Int(parts[1]) }
+        }
+        return counts
+    }
+
+    func stop() {
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { stop() } }
+}
+
+/// The Irish Freeview grab (../shared/fixtures) moved whole days so that its second day is
+/// today (UTC), times of day kept; its channel and programme icons pointing at `images` (logos
+/// at /logo/, programme pictures at /picture/).
+func freeviewToday(images: String) throws -> String {
+    var text = try String(contentsOfFile: Shared.fixture("freeview_ie_2025-10-25T1606.xml"), encoding: .utf8)
+    let now = Int(Date().timeIntervalSince1970)
+    let firstDay = 1_761_350_400   // 2025-10-25T00:00:00Z
+    let shift = ((now - now % 86400) - 86400 - firstDay)
+    let time = try NSRegularExpression(pattern: "(start|stop)=\"(\\d{14})")
+    var result = ""
+    var last = text.startIndex
+    for match in time.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+        guard let whole = Range(match.range, in: text), let name = Range(match.range(at: 1), in: text),
+              let digits = Range(match.range(at: 2), in: text) else { continue }
+        result += text[last..<whole.lowerBound]
+        let shifted = try #require(utcSeconds(String(text[digits]))) + shift
+        result += "\(text[name])=\"\(compactUTC(shifted))"
+        last = whole.upperBound
+    }
+    result += text[last...]
+    text = result
+    // Channel icons first (inside <channel>), then programme ones: each its own local image.
+    var channelIndex = 0, pictureIndex = 0
+    let icon = try NSRegularExpression(pattern: "<icon src=\"https?://[^\"]*\"")
+    result = ""
+    last = text.startIndex
+    for match in icon.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+        guard let whole = Range(match.range, in: text) else { continue }
+        result += text[last..<whole.lowerBound]
+        let inChannel = text[..<whole.lowerBound].range(of: "<programme", options: .backwards) == nil
+        if inChannel {
+            channelIndex += 1
+            result += "<icon src=\"\(images)/logo/\(channelIndex).png\""
+        } else {
+            pictureIndex += 1
+            result += "<icon src=\"\(images)/picture/\(pictureIndex % 50).png\""
+        }
+        last = whole.upperBound
+    }
+    result += text[last...]
+    return result
+}
+
+func utcSeconds(_ compact: String) -> Int? {
+    let b = Array(compact.utf8).map { Int($0) - 48 }
+    guard b.count == 14, b.allSatisfy({ (0...9).contains($0) }) else { return nil }
+    func n(_ r: Range<Int>) -> Int { r.reduce(0) { $0 * 10 + b[$1] } }
+    var components = DateComponents()
+    (components.year, components.month, components.day, components.hour, components.minute, components.second) = (n(0..<4), n(4..<6), n(6..<8), n(8..<10), n(10..<12), n(12..<14))
+    var calendar = Calendar(identifier: .gregorian)
+    calendar.timeZone = TimeZone(identifier: "UTC")!
+    return calendar.date(from: components).map { Int($0.timeIntervalSince1970) }
+}
+
+func compactUTC(_ seconds: Int) -> String {
+    var t = time_t(seconds), parts = tm()
+    gmtime_r(&t, &parts)
+    return String(format: "%04d%02d%02d%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+}
+
+/// A sandbox after a nightly run of the moved Freeview guide: config `c.json` (absolute paths,
+/// token `guide-token`), database `tv.sqlite`, feeds in `feeds/`.
+func freeviewSandbox(images: ImageServer, extra: String = "") throws -> ServeSandbox {
+    let box = try ServeSandbox()
+    try box.write("guide.xml", try freeviewToday(images: images.base))
+    try box.write("c.json", """
+        {"database": "\(box.path("tv.sqlite"))", "output": "\(box.path("feeds"))", "sources": [{"name": "freeview", "url": "\(box.path("guide.xml"))"}],
+         "serve": {"token": "guide-token"}\(extra)}
+        """)
+    let run = try box.run(["run", "--config", "c.json", "--quiet"])
+    #expect(run.status == 0, "run: \(run.stderr)")
+    return box
+}
+
+/// The server of `box`'s config, in this process (HummingbirdTesting's router client: no socket).
+func inProcess(_ box: ServeSandbox, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    let config = try JobConfig.load(path: box.path("c.json"), requireSources: false)
+    let options = try ServeOptions(config: config, environment: [:])
+    let app = try ServeServer.application(options: options)
+    try await app.test(.router, test)
+}
+
+/// Reads a response body as text.
+func text(_ response: TestResponse) -> String { String(buffer: response.body) }
+
+/// One value of the database through the sqlite3 shell.
+func sqlite(_ box: ServeSandbox, _ query: String) throws -> String {
+    try Subprocess.run("sqlite3", [box.path("tv.sqlite"), query]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+}
