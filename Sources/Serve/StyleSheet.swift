@@ -14,7 +14,7 @@ extension HTML {
         header form.inline button,header .search button{background:none;border:1px solid #fff;border-radius:3px}
         main{padding:0 1em 2em;max-width:60em}main.wide{max-width:none}h1{font-size:1.4em}
         .scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse}
-        td,th{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;vertical-align:top}
+        td,th{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
         .time{font-variant-numeric:tabular-nums;color:#555;margin-right:.5em}
         .links a{margin-right:1em;font-size:.95em}.error{color:#a00;font-weight:bold}.notice{color:#060}
         label{display:block;margin:.4em 0}input[type=text],input[type=number]{width:100%;max-width:30em;box-sizing:border-box}
@@ -27,7 +27,7 @@ extension HTML {
         .poster{max-width:min(100%,18em);height:auto;border-radius:4px}.desc{max-width:40em}
         dl.facts,dl.credits{display:grid;grid-template-columns:max-content 1fr;gap:.25em 1em;margin:0}dt{font-weight:600;color:#444}dd{margin:0}
         .flag{background:#234;color:#fff;border-radius:3px;padding:0 .4em;font-size:.85em}a.subscribe{font-weight:600}
-        .logo{width:40px;height:30px;object-fit:contain;vertical-align:middle}
+        .logo{width:40px;height:30px;object-fit:contain;vertical-align:middle}dd .logo{margin-right:.4em}
         .kind{color:#666;margin:-.6em 0 .6em;font-size:.9em}div.notice{border:1px solid #9c9;background:#f3fbf3;padding:0 .8em;margin:.6em 0}
         table.list td{max-width:22em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
         details{margin:.8em 0}summary{cursor:pointer;color:#235}
@@ -51,7 +51,8 @@ extension HTML {
         .row{display:block;padding:.3em 0}.row .ch{width:auto;border:0;background:none;padding:.3em 0}
         .slots{display:block}.slots li{white-space:normal;border:0;border-top:1px solid #e4e4e4;background:none;padding:.3em 0}
         .slots li.now{background:#eaf1ff}.slots .time{display:inline}.slots .sub{display:inline}
-        .ch a.sub{display:inline;margin-left:1em}dl.facts,dl.credits{grid-template-columns:1fr}dd{margin-bottom:.4em}}
+        .ch a.sub{display:inline;margin-left:1em}dl.facts,dl.credits{grid-template-columns:1fr}dd{margin-bottom:.4em}
+        table:not(.list) tr,table:not(.list) th,table:not(.list) td{display:block}table:not(.list) th{border:0;padding-bottom:0}}
 
         """
 }
