@@ -15,6 +15,7 @@ import Primitives
 struct ShowPages: Sendable {
     let state: ServeState
     let routes: Routes
+    static let subscribing = NSLock()
 
     func show(_ request: Request) async throws -> Response {
         guard let slug = RequestInput.showSlug(fromRawPath: Routes.rest(of: request, after: 1)) else {
@@ -34,9 +35,13 @@ struct ShowPages: Sendable {
         }
         let directory = state.options.feedsDirectory
         let written = (try? await BlockingWork.run { () -> Bool in
-            guard try ShowSubscriptions.add(title, in: directory) || !FileManager.default.fileExists(atPath: directory + "/" + file) else { return true }
-            try DurableFile.replace(directory + "/" + file, with: bytes)
-            return true
+            // One subscription at a time: two first requests of two shows must not each write
+            // the list without the other's.
+            try Self.subscribing.withLock {
+                guard try ShowSubscriptions.add(title, in: directory) || !FileManager.default.fileExists(atPath: directory + "/" + file) else { return true }
+                try DurableFile.replace(directory + "/" + file, with: bytes)
+                return true
+            }
         }) ?? false
         if written {
             // The index lists it and the bucket gets it with the next export: started now, not waited for.

@@ -304,7 +304,7 @@ final class World {
         let list = Self.sources.map { "{\"name\": \"\($0)\", \"url\": \"\($0).xml\", \"priority\": \(priorities[$0]!)}" }
         return """
             {"database": "\(database)", "output": "\(output)", "xmltv": "\(xmltv)", "retentionDays": 0, "maxDeleteShare": 1,
-             "feeds": {"filtered": [{"name": "news", "titlePattern": "News|Weather"}]},
+             "feeds": {"filtered": [{"name": "news", "titlePattern": "News|Weather"}, {"name": "quiz", "show": "Quiz"}]},
              "sources": [\(sources ? list.joined(separator: ", ") : "")],
              "channels": {\(aliases ? "\"b.tv\": {\"aliases\": [\"B.HD\"]}" : "")}}
             """

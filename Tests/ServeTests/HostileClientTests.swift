@@ -52,8 +52,10 @@ struct HostileClientTests {
         #expect(past.status == 200 && past.text.contains("Page 1000000 of 1"), "\(past.status)")
         #expect(!past.text.contains("Next"))
         #expect(try curl(server.base + "/model/Programme?page=1").text.contains("Page 1 of 1"))
-        // A to-one filter is a row id: digits, else 400.
-        #expect(try curl(server.base + "/model/Programme?channel=99999999999999999999999").status == 400)
+        // A to-one filter is the target's identifier or row id: one that names nothing is a 404,
+        // one longer than an identifier may be a 400.
+        #expect(try curl(server.base + "/model/Programme?channel=99999999999999999999999").status == 404)
+        #expect(try curl(server.base + "/model/Programme?channel=" + String(repeating: "9", count: 1025)).status == 400)
         #expect(try curl(server.base + "/channels/alpha.test?day=99999-01-01").status == 400)
         #expect(try curl(server.base + "/channels/alpha.test?day=2026-02-30").status == 400)
         #expect(try curl(server.base + "/channels/%23999999999999999999999999").status == 404)

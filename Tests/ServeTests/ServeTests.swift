@@ -64,10 +64,10 @@ struct ServeTests {
                             ("yesterday", LocalTime.startOfDay(containing: today - 12 * 3600))] {
             let page = try curl(server.base + "/channels/alpha.test?day=" + word)
             #expect(page.status == 200, "\(word): \(page.status)")
-            #expect(page.text.contains("<strong>" + LocalTime.day(day) + "</strong>"), "\(word) shows another day")
+            #expect(page.text.contains("<strong>" + LocalTime.dayName(day) + "</strong>"), "\(word) shows another day")
         }
         let dated = try curl(server.base + "/channels/alpha.test?day=" + LocalTime.day(today + 30 * 3600))
-        #expect(dated.status == 200 && dated.text.contains("<strong>" + LocalTime.day(today + 30 * 3600) + "</strong>"))
+        #expect(dated.status == 200 && dated.text.contains("<strong>" + LocalTime.dayName(today + 30 * 3600) + "</strong>"))
         for bad in ["nonsense", "2026-02-31", "2026-1-5", "", "Tomorrow"] {
             #expect(try curl(server.base + "/channels/alpha.test?day=" + bad).status == 400, "day=\(bad) was accepted")
         }
@@ -153,7 +153,9 @@ struct ServeTests {
         let home = try curl(server.base + "/")
         #expect(home.status == 200)
         #expect(home.text.contains("Alpha One"))
-        #expect(home.text.contains("Now</span><strong>Show \(onNow())</strong>"))
+        // The grid marks what is on now, and its title links to the programme's page.
+        #expect(home.text.contains("<li class=\"p s30 now\"><span class=\"time\">Now</span> <a class=\"title\" href=\"/programmes/alpha.test/"))
+        #expect(home.text.contains("\">Show \(onNow())</a>"))
         #expect(home.text.contains("webcal://127.0.0.1:\(server.port)/feeds/alpha.test.ics"))
         #expect(home.headers["content-security-policy"]?.contains("default-src 'none'") == true)
         #expect(home.headers["content-security-policy"]?.contains("unsafe-inline") == false)
@@ -398,7 +400,7 @@ struct ServeTests {
         let homeSeconds = Date().timeIntervalSince(started)
         expectInert(home, "/")
         #expect(home.text.contains("Name " + escaped))
-        #expect(home.text.contains("<strong>" + escaped + " 0</strong>"))
+        #expect(home.text.contains("\">" + escaped + " 0</a>"))
         #expect(homeSeconds < 10, "/ took \(homeSeconds) s")
 
         // Every channel page that `/` links to, traversal and whitespace ids included.
