@@ -29,7 +29,7 @@ extension HTML {
         .flag{background:#234;color:#fff;border-radius:3px;padding:0 .4em;font-size:.85em}a.subscribe{font-weight:600}
         .logo{width:40px;height:30px;object-fit:contain;vertical-align:middle}dd .logo{margin-right:.4em}
         .kind{color:#666;margin:-.6em 0 .6em;font-size:.9em}div.notice{border:1px solid #9c9;background:#f3fbf3;padding:0 .8em;margin:.6em 0}
-        table.list td{max-width:22em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+        table.list td{max-width:22em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}table.list th{white-space:nowrap;overflow-wrap:normal}
         details{margin:.8em 0}summary{cursor:pointer;color:#235}
         .grid{position:relative;border-top:1px solid #ccc;margin-top:.5em}
         .ticks,.row{display:flex;border-bottom:1px solid #ddd}.ticks .corner{flex:0 0 11rem}
