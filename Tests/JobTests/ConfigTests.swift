@@ -50,7 +50,8 @@ import Testing
         #expect(config.sources.map(\.name) == ["uk", "local"])
         #expect(config.sources[1].timeOffset == 3600)
         #expect(config.modules.first?.name == "mine")
-        #expect(config.filteredFeeds.count == 2)
+        #expect(config.filteredFeeds.count == 3)
+        #expect(config.filteredFeeds.last?.show == "Doctor Who")
     }
 }
 
