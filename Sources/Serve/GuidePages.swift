@@ -96,6 +96,11 @@ struct GuidePages: Sendable {
         let now = Int64(Date().timeIntervalSince1970)
         let from = now - now % 1800 + Int64(later) * 3600
         let until = from + Int64(Self.gridMinutes) * 60
+        let host = request.head.authority ?? "\(state.options.host):\(state.options.port)"
+        // The same grid for everyone in the same minute while the database is as it was: made
+        // once (32 clients asking at once otherwise each read every channel).
+        let key = "\(later) \(now / 60) \(signedIn(request)) \(host) " + GridCache.stamp(database: state.options.database)
+        if let cached = state.gridCache.page(for: key) { return Pages.html(cached) }
         let (channels, byChannel) = try await state.reads.read { context -> ([ChannelRow], [Int64: [ProgrammeRow]]) in
             let channels = try Self.shownChannels(context)
             var byChannel: [Int64: [ProgrammeRow]] = [:]
@@ -109,7 +114,6 @@ struct GuidePages: Sendable {
             }
             return (channels, byChannel)
         }
-        let host = request.head.authority ?? "\(state.options.host):\(state.options.port)"
         let title = later == 0 ? "On now" : "From " + LocalTime.dayName(from) + " " + LocalTime.hourMinute(from)
         let body = HTML.page(title: title, signedIn: signedIn(request), tokenConfigured: state.canEdit, wide: true) { page in
             page.raw("<p class=\"pager\">")
@@ -173,6 +177,7 @@ struct GuidePages: Sendable {
             }
             page.raw("</div>")
         }
+        state.gridCache.keep(body, for: key)
         return Pages.html(body)
     }
 
@@ -356,6 +361,33 @@ struct GuidePages: Sendable {
             if hits.count == limit { page.raw("<p>The first 200 only: narrow the search.</p>") }
         }
         return Pages.html(body)
+    }
+}
+
+/// The grid pages made in the current minute, by what they depend on: the minute, `later`, the
+/// sign-in, the host, and the database's files as they are (a commit changes the WAL's size or
+/// mtime, a checkpoint the database's), so that a change is shown at once.
+final class GridCache: @unchecked Sendable {
+    private let lock = NSLock()
+    private var pages: [String: String] = [:]
+
+    func page(for key: String) -> String? { lock.withLock { pages[key] } }
+
+    func keep(_ page: String, for key: String) {
+        lock.withLock {
+            if pages.count >= 32 { pages.removeAll() }
+            pages[key] = page
+        }
+    }
+
+    /// Size and mtime (nanoseconds) of the database and its WAL: two `stat`s.
+    static func stamp(database: String) -> String {
+        var parts: [String] = []
+        for path in [database, database + "-wal"] {
+            var info = stat()
+            parts.append(stat(path, &info) == 0 ? "\(info.st_size).\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)" : "-")
+        }
+        return parts.joined(separator: " ")
     }
 }
 

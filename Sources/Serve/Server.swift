@@ -21,6 +21,8 @@ final class ServeState: Sendable {
     let logins = LoginThrottle()
     /// Channel logos and programme pictures, fetched once (Images.swift).
     let images = ImageCache()
+    /// `/` as made in the current minute (GuidePages.swift).
+    let gridCache = GridCache()
 
     init(options: ServeOptions) throws {
         // A blank token would make every candidate right; ServeOptions refuses one from the
