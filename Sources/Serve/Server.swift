@@ -35,7 +35,18 @@ final class ServeState: Sendable {
         reads = try StoreReads(database: options.database, model: model)
         let metrics = ServeMetrics()
         self.metrics = metrics
-        feeds = FeedFiles(directory: options.feedsDirectory, onCompress: { metrics.countFeedCompression() })
+        let maxAge = "public, max-age=\(options.feedMaxAgeSeconds)"
+        feeds = FeedFiles(directory: options.feedsDirectory, onCompress: { metrics.countFeedCompression() }) { name, etag, lastModified in
+            var headers: HTTPFields = [
+                .contentType: name.hasSuffix(".ics") ? "text/calendar; charset=utf-8" : "text/html; charset=utf-8",
+                .eTag: etag,
+                .lastModified: lastModified,
+                .cacheControl: name.hasSuffix(".ics") ? maxAge : "no-cache",
+                .vary: "Accept-Encoding",
+            ]
+            SecurityHeaders.add(to: &headers)
+            return headers
+        }
         sessions = Sessions(token: options.token)
     }
 
@@ -112,9 +123,7 @@ public enum ServeServer {
 /// nothing from elsewhere), no sniffing, no framing; and the request metrics.
 struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServeMetrics
-    static var contentSecurityPolicy: String {
-        "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    }
+    static var contentSecurityPolicy: String { SecurityHeaders.contentSecurityPolicyValue }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -124,10 +133,8 @@ struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             response = Pages.error(error.status, error.body ?? error.status.reasonPhrase)
         }
-        response.headers[SecurityHeaders.contentSecurityPolicy] = Self.contentSecurityPolicy
-        response.headers[SecurityHeaders.contentTypeOptions] = "nosniff"
-        response.headers[SecurityHeaders.frameOptions] = "DENY"
-        response.headers[SecurityHeaders.referrerPolicy] = "same-origin"
+        // A feed's headers carry them already, made once per file (FeedFiles.ResponseHeaders).
+        if !response.headers.contains(SecurityHeaders.contentSecurityPolicy) { SecurityHeaders.add(to: &response.headers) }
         metrics.observe(status: response.status.code, duration: ContinuousClock.now - started)
         return response
     }
@@ -153,6 +160,19 @@ enum SecurityHeaders {
     static let contentTypeOptions = HTTPFields.Element.Name("X-Content-Type-Options")!
     static let frameOptions = HTTPFields.Element.Name("X-Frame-Options")!
     static let referrerPolicy = HTTPFields.Element.Name("Referrer-Policy")!
+
+    /// A strict Content-Security-Policy (no inline script or style, nothing from elsewhere), no
+    /// sniffing, no framing, the referrer kept to this site.
+    static let contentSecurityPolicyValue =
+        "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    /// Sets the four headers (a response carrying the Content-Security-Policy is taken to carry all four).
+    static func add(to headers: inout HTTPFields) {
+        headers[contentSecurityPolicy] = contentSecurityPolicyValue
+        headers[contentTypeOptions] = "nosniff"
+        headers[frameOptions] = "DENY"
+        headers[referrerPolicy] = "same-origin"
+    }
 }
 
 /// Small response makers shared by the pages.
@@ -243,13 +263,8 @@ struct Routes: Sendable {
         let acceptsGzip = request.headers[.acceptEncoding].map(RequestInput.acceptsGzip) ?? false
         let gzip = acceptsGzip ? entry.gzipBody : nil
         let etag = gzip == nil ? entry.etag : entry.gzipETag
-        var headers: HTTPFields = [
-            .contentType: name.hasSuffix(".ics") ? "text/calendar; charset=utf-8" : "text/html; charset=utf-8",
-            .eTag: etag,
-            .lastModified: entry.lastModifiedText,
-            .cacheControl: name.hasSuffix(".ics") ? "public, max-age=\(state.options.feedMaxAgeSeconds)" : "no-cache",
-            .vary: "Accept-Encoding",
-        ]
+        // Made once per file, security headers included (FeedFiles.Entry).
+        let headers = gzip == nil ? entry.headers : entry.gzipHeaders
         // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
         if let match = request.headers[.ifNoneMatch] {
             if match == "*" || match.split(separator: ",").contains(where: { RequestInput.sameTag($0, etag) }) {
@@ -258,8 +273,7 @@ struct Routes: Sendable {
         } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), entry.lastModified <= since {
             return Response(status: .notModified, headers: headers)
         }
-        if gzip != nil { headers[.contentEncoding] = "gzip" }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: gzip ?? entry.body))
+        return Response(status: .ok, headers: gzip == nil ? entry.headers : entry.gzipBodyHeaders, body: .init(byteBuffer: gzip ?? entry.body))
     }
 
     // MARK: Sign in

@@ -40,7 +40,22 @@ struct ServeTests {
         FileManager.default.createFile(atPath: gz, contents: gzip.body)
         let inflated = try box.run(["-dc", gz], executable: "/bin/gzip")
         #expect(inflated.status == 0 && Data(inflated.stdout.utf8) == onDisk)
-        #expect(try curl(url, headers: ["Accept-Encoding": "gzip", "If-None-Match": try #require(gzip.headers["etag"])]).status == 304)
+        let gzipNotModified = try curl(url, headers: ["Accept-Encoding": "gzip", "If-None-Match": try #require(gzip.headers["etag"])])
+        #expect(gzipNotModified.status == 304)
+        // The headers are made once per file (FeedFiles.Entry): every form carries the validators,
+        // the caching fields and the security headers; only the gzip 200 names its encoding.
+        let notModified = try curl(url, headers: ["If-None-Match": etag])
+        for (form, response) in [("200", plain), ("gzip 200", gzip), ("304", notModified), ("gzip 304", gzipNotModified)] {
+            #expect(response.headers["x-content-type-options"] == "nosniff", "\(form)")
+            #expect(response.headers["x-frame-options"] == "DENY", "\(form)")
+            #expect(response.headers["referrer-policy"] == "same-origin", "\(form)")
+            #expect(response.headers["content-security-policy"]?.hasPrefix("default-src 'none'") == true, "\(form)")
+            #expect(response.headers["vary"] == "Accept-Encoding", "\(form)")
+            #expect(response.headers["cache-control"] == "public, max-age=43200", "\(form)")
+            #expect(response.headers["last-modified"] == lastModified, "\(form)")
+            #expect(response.headers["content-encoding"] == (form == "gzip 200" ? "gzip" : nil), "\(form)")
+        }
+        #expect(notModified.headers["etag"] == etag && gzipNotModified.headers["etag"] == gzip.headers["etag"])
 
         let head = try curl(url, method: "HEAD")
         #expect(head.status == 200)
