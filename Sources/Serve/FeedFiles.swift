@@ -84,6 +84,13 @@ public final class FeedFiles: @unchecked Sendable {
         return try await BlockingWork.run { self.load(name) }
     }
 
+    /// The entry of `name` when it is loaded and the file has not changed since (one `lstat`),
+    /// else nil: what the event loop may answer from without blocking (FeedFastPath).
+    func loadedEntry(_ name: String) -> Entry? {
+        guard let identity = identity(of: name), let known = lock.withLock({ entries[name] }), known.identity == identity else { return nil }
+        return known
+    }
+
     /// Whether `name` is a regular file of the directory now (one `lstat`; nothing is read).
     public func contains(_ name: String) -> Bool {
         Self.servableName(name) && identity(of: name) != nil

@@ -87,7 +87,7 @@ public enum ServeServer {
         logger.logLevel = .notice
         return Application(
             router: router,
-            server: .persistentHTTP1(idleTimeout: .seconds(options.idleTimeoutSeconds)),
+            server: .persistentHTTP1(idleTimeout: .seconds(options.idleTimeoutSeconds), state: state),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tvimport"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
             logger: logger)
@@ -260,20 +260,10 @@ struct Routes: Sendable {
               let entry = try await state.feeds.entry(name) else {
             return Pages.error(.notFound, "No such feed.")
         }
-        let acceptsGzip = request.headers[.acceptEncoding].map(RequestInput.acceptsGzip) ?? false
-        let gzip = acceptsGzip ? entry.gzipBody : nil
-        let etag = gzip == nil ? entry.etag : entry.gzipETag
-        // Made once per file, security headers included (FeedFiles.Entry).
-        let headers = gzip == nil ? entry.headers : entry.gzipHeaders
-        // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
-        if let match = request.headers[.ifNoneMatch] {
-            if match == "*" || match.split(separator: ",").contains(where: { RequestInput.sameTag($0, etag) }) {
-                return Response(status: .notModified, headers: headers)
-            }
-        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), entry.lastModified <= since {
-            return Response(status: .notModified, headers: headers)
-        }
-        return Response(status: .ok, headers: gzip == nil ? entry.headers : entry.gzipBodyHeaders, body: .init(byteBuffer: gzip ?? entry.body))
+        let answer = FeedAnswer(entry, acceptEncoding: request.headers[.acceptEncoding], ifNoneMatch: request.headers[.ifNoneMatch],
+                                ifModifiedSince: request.headers[.ifModifiedSince])
+        guard let body = answer.body else { return Response(status: answer.status, headers: answer.headers) }
+        return Response(status: answer.status, headers: answer.headers, body: .init(byteBuffer: body))
     }
 
     // MARK: Sign in

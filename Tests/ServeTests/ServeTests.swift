@@ -68,6 +68,54 @@ struct ServeTests {
         #expect(server.stop() == 0)
     }
 
+    /// A feed in memory is answered on the event loop (FeedFastPath), not by the route: the
+    /// same bytes and headers as the route's answer, responses in the order of pipelined
+    /// requests (one the route must load first, then one in memory), HTTP/1.0 closed as
+    /// before, and the requests counted in /metrics.
+    @Test func feedsAnsweredOnTheEventLoopAreTheRoutesAnswers() throws {
+        let box = try preparedSandbox()
+        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).filter { $0.hasSuffix(".ics") }.sorted()
+        try #require(files.count >= 2)
+        let (first, second) = (files[0], files[1])
+
+        // The route loads the file; the next request is answered from memory.
+        let routed = try curl(server.base + "/feeds/" + first)
+        let fast = try curl(server.base + "/feeds/" + first)
+        #expect(routed.status == 200 && fast.status == 200 && fast.body == routed.body)
+        var routedHeaders = routed.headers, fastHeaders = fast.headers
+        routedHeaders["date"] = nil
+        fastHeaders["date"] = nil
+        #expect(fastHeaders == routedHeaders)
+        #expect(fast.headers["server"] == "tvimport" && fast.headers["date"] != nil)
+        for (name, value) in [("If-None-Match", try #require(routed.headers["etag"])), ("Accept-Encoding", "gzip")] {
+            #expect(try curl(server.base + "/feeds/" + first, headers: [name: value]).status == (name == "Accept-Encoding" ? 200 : 304))
+        }
+
+        // Pipelined: `second` is not in memory yet (the route loads it on the thread pool),
+        // `first` is: the answers keep the requests' order.
+        let etag = try #require(routed.headers["etag"])
+        let pipelined = try rawExchange(port: server.port, "GET /feeds/\(second) HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /feeds/\(first) HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(etag)\r\n\r\n"
+            + "GET /feeds/\(first) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 5)
+        let statuses = pipelined.text.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+        #expect(statuses.map { String($0.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 304", "HTTP/1.1 200"], "\(statuses)")
+        #expect(pipelined.headers["etag"] != etag, "the first answer is not the first request's")
+        #expect(pipelined.closed)
+
+        // HTTP/1.0 from memory: an HTTP/1.0 answer, and the connection closed.
+        let old = try rawExchange(port: server.port, "GET /feeds/\(first) HTTP/1.0\r\n\r\n")
+        #expect(old.statusLine.hasPrefix("HTTP/1.0 200"), "\(old.statusLine)")
+        #expect(old.headers["connection"]?.lowercased() == "close" && old.closed)
+        #expect(old.headers["content-length"] == routed.headers["content-length"])
+
+        // Counted like the route's answers: at least the two 304s above.
+        let metrics = try curl(server.base + "/metrics").text
+        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("tvimport_serve_requests_total{code=\"304\"}") })
+        #expect((Int(line.split(separator: " ").last ?? "") ?? 0) >= 2, "\(line)")
+        #expect(server.stop() == 0)
+    }
+
     /// `?day=` takes today, tomorrow, yesterday and dates, and refuses anything else (issue 39:
     /// `tomorrow` silently showed today).
     @Test func aChannelsDayIsNamedOrRefused() throws {
