@@ -86,12 +86,16 @@ let package = Package(
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
         .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
 
-        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request).
-        .target(name: "XMLTVExport", dependencies: ["XMLTV", "XMLTVImport", "Listings", "ObjectGraph", "Primitives"]),
+        // M3U playlists of IPTV players, and matching their entries to the guide's channels.
+        .target(name: "Playlists", dependencies: ["Primitives"]),
+
+        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request);
+        // the guide of a playlist's channels.
+        .target(name: "XMLTVExport", dependencies: ["XMLTV", "XMLTVImport", "Listings", "ObjectGraph", "Playlists", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish", "XMLTVExport",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish", "XMLTVExport", "Playlists",
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 

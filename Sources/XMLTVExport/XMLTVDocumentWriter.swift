@@ -88,6 +88,52 @@ struct XMLTVDocumentWriter {
         try flushIfFull()
     }
 
+    /// A playlist's `<channel>` (`PlaylistGuideExporter`): under the playlist's id, the entry's
+    /// name then the guide channel's display names (each once), its icons, else the playlist's logo.
+    mutating func write(playlistChannel id: String, names: [String], guide: StoredChannel?, logo: String?) throws {
+        xml.raw("  <channel id=\"")
+        xml.attribute(id)
+        xml.raw("\">\n")
+        var written: [String] = []
+        func name(_ text: String) {
+            guard !text.isEmpty, !written.contains(text) else { return }
+            written.append(text)
+            xml.raw("    <display-name>")
+            xml.text(text)
+            xml.raw("</display-name>\n")
+        }
+        for n in names { name(n) }
+        if let guide {
+            if let first = guide.displayName { name(String(decoding: first, as: UTF8.self)) }
+            StoredText.forEachLine(guide.otherNames) { name(String(decoding: $0, as: UTF8.self)) }
+        }
+        if written.isEmpty { name(id) }
+        if let guide, guide.icon != nil || guide.icons != nil {
+            icons(guide.icon, guide.icons)
+        } else if let logo {
+            xml.raw("    <icon src=\"")
+            xml.attribute(logo)
+            xml.raw("\"/>\n")
+        }
+        if let url = guide?.url { element("url", url) }
+        xml.raw("  </channel>\n")
+        try flushIfFull()
+    }
+
+    /// A placeholder programme ("fill"): times and a title, nothing else.
+    mutating func writePlaceholder(start: Int64, stop: Int64, channel: StoredBytes, title: String) throws {
+        xml.raw("  <programme start=\"")
+        time(start)
+        xml.raw("\" stop=\"")
+        time(stop)
+        xml.raw("\" channel=\"")
+        xml.attribute(channel)
+        xml.raw("\">\n    <title>")
+        xml.text(title.isEmpty ? "(untitled)" : title)
+        xml.raw("</title>\n  </programme>\n")
+        try flushIfFull()
+    }
+
     /// A `<programme>` on the channel `channel` with every child it stores, in the DTD's order;
     /// its credits and categories in stored position order.
     mutating func write(_ p: StoredProgramme, channel: StoredBytes, credits: MemberRows, categories: MemberRows) throws {
