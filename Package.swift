@@ -148,7 +148,7 @@ let package = Package(
         .testTarget(name: "GrabberTests", dependencies: ["Grabber", "TestSupport"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
-        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "Playlists", "TestSupport"], exclude: ["Fixtures"]),
         // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "TestSupport"], exclude: ["browser_check.py"]),

@@ -211,7 +211,7 @@ public struct M3UPlaylist: Sendable {
 
     /// `tvg-shift` hours ("1", "-2", "+0.5", "1,5") as seconds; nil when it is not such a number
     /// or lies beyond `maxShiftHours`. At most four decimals count (a second is 0.0003 h).
-    static func shiftSeconds(_ text: String) -> Int64? {
+    public static func shiftSeconds(_ text: String) -> Int64? {
         var bytes = Array(text.utf8)[...]
         var negative = false
         if let sign = bytes.first, sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") {
