@@ -445,11 +445,13 @@ public final class FeedExporter {
             uid: ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: Int(p["clumpIndex"].integerValue ?? 0), domain: domain),
             start: start, end: end, summary: summary(p), description: p["desc"].stringValue,
             categories: categories, location: location, url: p["url"].stringValue,
+            image: ShownImage.programme(icon: p["icon"].stringValue, images: p["images"].stringValue),
             stamp: p["changedAt"].integerValue ?? start, sequence: Int(p["sequence"].integerValue ?? 0))
     }
 
     /// The programme keys `event` reads.
-    static let programmeKeys = ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence"]
+    static let programmeKeys = ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence",
+                                "icon", "images"]
 
     /// Title, then the sub-title, then "S2 E5" (one-based) when known.
     static func summary(_ p: FetchedObject) -> String {

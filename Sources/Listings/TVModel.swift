@@ -44,6 +44,10 @@ public enum TVModel {
         .init("subtitles", .string),
         .init("rating", .string),              // "system=value" lines
         .init("starRating", .string),
+        // Images (docs/design.md#images): `icon` above is the first <icon>'s URL, what pages and
+        // feeds show; `icons` keeps every <icon> with its size when `icon` alone does not say it all.
+        .init("icons", .string),              // "width\theight\tsrc" lines (a size empty when absent)
+        .init("images", .string),             // DTD 0.6 <image>: "type\tsize\torient\tsystem\tsrc" lines
     ]
 
     /// The bookkeeping of a programme that generated pages fold under "details": the clump
@@ -56,6 +60,7 @@ public enum TVModel {
         .init("otherNames", .string),
         .init("icon", .string),
         .init("url", .string),
+        .init("icons", .string),               // as Programme's
     ]
 
     static let creditAttributes: [AttributeDescription] = [
@@ -64,6 +69,7 @@ public enum TVModel {
         .init("character", .string),
         .init("isGuest", .bool, optional: false, default: .bool(false)),
         .init("position", .integer, optional: false, default: .integer(0)),
+        .init("images", .string),              // as Programme's: a person's or character's pictures
     ]
 
     static let categoryAttributes: [AttributeDescription] = [
@@ -75,7 +81,7 @@ public enum TVModel {
     public static let listings = ModelModule("listings", entities: [
         EntityDescription(
             "Channel", identifier: ["xmltvId"],
-            overwritable: ["displayName", "otherNames", "icon", "url"],
+            overwritable: ["displayName", "otherNames", "icon", "url", "icons"],
             attributes: channelFeedAttributes + [
                 .init("source", .string),
                 // Denormalised aggregates kept by an observer (the design's (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed) booksCount).
@@ -100,7 +106,7 @@ public enum TVModel {
             userInfo: ["hash": "contentHash", UserInfoKey.display: "title,start", UserInfoKey.details: programmeDetails]),
         EntityDescription(
             "Credit", identifier: ["programme", "role", "name"],
-            overwritable: ["character", "isGuest", "position"],
+            overwritable: ["character", "isGuest", "position", "images"],
             attributes: creditAttributes,
             relationships: [.toOne("programme", "Programme", inverse: "credits", deleteRule: .nullify, optional: false)],
             userInfo: [UserInfoKey.display: "name,role", UserInfoKey.details: "position"]),
@@ -138,7 +144,7 @@ public enum TVModel {
     public static let sources = ModelModule("sources", entities: [
         EntityDescription(
             "SourceChannel", identifier: ["source", "xmltvId"],
-            overwritable: ["displayName", "otherNames", "icon", "url"],
+            overwritable: ["displayName", "otherNames", "icon", "url", "icons"],
             attributes: [.init("source", .string, optional: false)]
                 // Indexed: the resolution gathers every source's rows of one canonical channel.
                 + channelFeedAttributes.map { $0.name == "xmltvId" ? .init("xmltvId", .string, optional: false, userInfo: [UserInfoKey.index: "true"]) : $0 },
@@ -159,7 +165,7 @@ public enum TVModel {
             userInfo: ["hash": "contentHash", UserInfoKey.display: "title,start", UserInfoKey.details: programmeDetails]),
         EntityDescription(
             "SourceCredit", identifier: ["programme", "role", "name"],
-            overwritable: ["character", "isGuest", "position"],
+            overwritable: ["character", "isGuest", "position", "images"],
             attributes: creditAttributes,
             relationships: [.toOne("programme", "SourceProgramme", inverse: "credits", deleteRule: .nullify, optional: false)],
             userInfo: [UserInfoKey.display: "name,role", UserInfoKey.details: "position"]),

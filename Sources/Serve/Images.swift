@@ -1,6 +1,7 @@
 import Fetch
 import Foundation
 import Hummingbird
+import Listings
 import NIOCore
 import ObjectGraph
 import Primitives
@@ -87,7 +88,8 @@ struct ImagePages: Sendable {
             guard let c = try context.first("Channel", where: .compare("xmltvId", .equal, .string(key.channel)), keys: [])
                     ?? RequestInput.rowID(key.channel).flatMap({ try context.object(ObjectID(entity: "Channel", rowID: $0), keys: []) }) else { return nil }
             return try context.first("Programme", where: .and([.related("channel", c.id), .compare("start", .equal, .date(key.start)),
-                                                               .compare("clumpIndex", .equal, .integer(Int64(key.clump)))]), keys: ["icon"])?["icon"].stringValue
+                                                               .compare("clumpIndex", .equal, .integer(Int64(key.clump)))]), keys: ["icon", "images"])
+                .flatMap { ShownImage.programme(icon: $0["icon"].stringValue, images: $0["images"].stringValue) }
         }
         return await respond(request, url: url)
     }

@@ -1,6 +1,7 @@
 import Feeds
 import Foundation
 import Hummingbird
+import Listings
 import ObjectGraph
 import Primitives
 
@@ -70,7 +71,8 @@ struct ProgrammePages: Sendable {
                 html.raw("</p>")
             }
             html.raw("<div class=\"programme\">")
-            if let icon = p["icon"].stringValue, !icon.isEmpty {
+            // The first icon or poster image, as the feeds show it (`ShownImage`).
+            if let picture = ShownImage.programme(icon: p["icon"].stringValue, images: p["images"].stringValue), !picture.isEmpty {
                 html.raw("<img class=\"poster\" src=\"")
                 html.text(ImagePaths.programme(page.channel, row))
                 html.raw("\" alt=\"")

@@ -24,6 +24,32 @@ public struct Icon: Sendable, Hashable, Codable {
     }
 }
 
+/// A DTD 0.6 `<image type size orient system>URL</image>` of a programme or a person. Attributes
+/// outside the DTD's values are dropped (nil), so that what is exported stays valid.
+public struct Image: Sendable, Hashable, Codable {
+    public var src: String
+    /// poster, backdrop, still, person or character.
+    public var type: String?
+    /// 1 (small), 2 (medium) or 3 (large).
+    public var size: String?
+    /// P (portrait) or L (landscape).
+    public var orient: String?
+    /// Where the image comes from (tvdb, tmdb, ...).
+    public var system: String?
+
+    public init(src: String, type: String? = nil, size: String? = nil, orient: String? = nil, system: String? = nil) {
+        self.src = src
+        self.type = type
+        self.size = size
+        self.orient = orient
+        self.system = system
+    }
+
+    public static let types: Set<String> = ["poster", "backdrop", "still", "person", "character"]
+    public static let sizes: Set<String> = ["1", "2", "3"]
+    public static let orients: Set<String> = ["P", "L"]
+}
+
 public struct XMLTVChannel: Sendable, Hashable, Codable {
     public var id: String
     public var displayNames: [LocalizedText]
@@ -48,12 +74,15 @@ public struct Credit: Sendable, Hashable, Codable {
     public var name: String
     public var character: String?
     public var isGuest: Bool
+    /// `<image>`s inside the person's element (DTD 0.6), usually of type person or character.
+    public var images: [Image]
 
-    public init(role: String, name: String, character: String? = nil, isGuest: Bool = false) {
+    public init(role: String, name: String, character: String? = nil, isGuest: Bool = false, images: [Image] = []) {
         self.role = role
         self.name = name
         self.character = character
         self.isGuest = isGuest
+        self.images = images
     }
 }
 
@@ -129,6 +158,8 @@ public struct XMLTVProgramme: Sendable, Hashable, Codable {
     public var subtitles: [String]
     public var ratings: [Rating]
     public var starRatings: [Rating]
+    /// DTD 0.6 `<image>`s, in document order.
+    public var images: [Image]
     /// Line of the `<programme>` start tag.
     public var line: Int
     /// `ProgrammeRecord.sourceHash` of the element read; nil for a programme made otherwise.
@@ -166,6 +197,7 @@ public struct XMLTVProgramme: Sendable, Hashable, Codable {
         self.subtitles = []
         self.ratings = []
         self.starRatings = []
+        self.images = []
         self.line = line
     }
 }
