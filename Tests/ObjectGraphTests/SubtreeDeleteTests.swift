@@ -63,7 +63,9 @@ import TestSupport
             for r in changes.relationshipChanges { lines.append("members \(r.owner).\(r.relationship) +\(r.added) -\(r.removed)") }
             lines.append("end of batch")
         }
-        func contextDidSave(_ summary: ChangeSummary) { lines.append("saved \(summary)") }
+        func contextDidSave(_ summary: ChangeSummary) {
+            lines.append("saved " + summary.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+        }
         func contextDidRollBack() { lines.append("rolled back") }
     }
 

@@ -873,6 +873,8 @@ public final class ObjectContext {
         let memberKeys: [String]
         /// Where each foreign key is among a member row's values.
         let foreignKeyIndices: [Int]
+        /// For each foreign key, its to-many inverse when observers read its member changes.
+        var observedInverses: [String?] = []
 
         init(entity: Entity, isObserved: Bool) {
             self.entity = entity
@@ -897,6 +899,7 @@ public final class ObjectContext {
         if entity.relationships.contains(where: { $0.deleteRule == .deny }) { return decided(nil) }
         if entity.foreignKeys.contains(where: { $0.deleteRule == .cascade }) { return decided(nil) }
         let plan = SubtreeDeletePlan(entity: entity, isObserved: isObserved(entity.name))
+        plan.observedInverses = entity.foreignKeys.map { isInverseObserved($0) ? $0.inverse : nil }
         for r in entity.relationships where !r.storesForeignKey {
             guard r.isToMany, r.deleteRule == .cascade, let inverseName = r.inverse,
                   let destination = model.entity(r.destination), destination.rootName == destination.name,
@@ -983,8 +986,11 @@ public final class ObjectContext {
                 pending.deleted.append(ObjectChange(kind: .delete, id: object.id, changedKeys: entity.rowKeys,
                                                     old: object.values, new: [], foreignKeys: foreignKeys))
             }
-            for r in entity.foreignKeys {
-                if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: object.id, added: false) }
+            // `noteInverse`, its answer for each key worked out once.
+            for (r, inverse) in zip(entity.foreignKeys, object.plan.observedInverses) {
+                if let inverse, let owner = foreignKeys[r.name] {
+                    noteMember(object.id, of: ObjectID(entity: r.destination, rowID: owner), in: inverse, added: false)
+                }
             }
         }
         record(0)

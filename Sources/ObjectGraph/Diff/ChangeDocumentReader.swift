@@ -13,6 +13,8 @@ struct ChangeDocumentReader {
     private var forms: [String: CompactRows.Form] = [:]
     /// False: the members of inserts are counted, not read (`ObjectDiff.unreadMembers`).
     private var readsInsertedMembers = true
+    /// The document's bytes, for `skipCounted`.
+    private var text: UnsafeRawBufferPointer?
 
     /// The document in `bytes`; a `JSONReadError` says where the text is wrong.
     static func document(_ bytes: UnsafeRawBufferPointer) throws -> ChangeDocument {
@@ -26,6 +28,7 @@ struct ChangeDocumentReader {
     static func document(_ bytes: UnsafeRawBufferPointer, readingInsertedMembers: Bool) throws -> ChangeDocument? {
         var reader = ChangeDocumentReader()
         reader.readsInsertedMembers = readingInsertedMembers
+        reader.text = bytes
         do {
             return try JSONReader.read(bytes) { try reader.document(&$0) }
         } catch is NotCountable {
@@ -217,6 +220,46 @@ struct ChangeDocumentReader {
         return count
     }
 
+    /// Skips a value of a counted member by its bytes: no string is made, only quotes, escapes
+    /// and nesting are followed (what is counted is never applied but as a count: a malformed
+    /// file shows when it is read whole).
+    private func skipCounted(_ json: inout JSONReader) throws {
+        guard let text else { return try json.skipValue() }
+        var i = json.offset, depth = 0
+        func isSpace(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+        }
+        func isDelimiter(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: ":") || isSpace(byte)
+        }
+        while i < text.count && isSpace(text[i]) { i += 1 }
+        repeat {
+            guard i < text.count else { throw NotCountable() }
+            switch text[i] {
+            case UInt8(ascii: "\""):
+                i += 1
+                while i < text.count && text[i] != UInt8(ascii: "\"") { i += text[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                guard i < text.count else { throw NotCountable() }
+                i += 1
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                guard depth >= 0 else { throw NotCountable() }
+                i += 1
+            case UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                guard depth > 0 else { throw NotCountable() }
+                i += 1
+            default:
+                // A number, true, false or null.
+                i += 1
+                while i < text.count && !isDelimiter(text[i]) { i += 1 }
+            }
+        } while depth > 0
+        json.seek(to: i)
+    }
+
     /// The objects of a member list of inserts: a node each, a row each for compact rows.
     private func countMembers(inList json: inout JSONReader) throws -> Int {
         var count = 0
@@ -246,7 +289,7 @@ struct ChangeDocumentReader {
                             if column == form.columns.count {
                                 count += try countMembers(inRelationships: &json)
                             } else {
-                                try json.skipValue()
+                                try skipCounted(&json)
                             }
                             column += 1
                         }
