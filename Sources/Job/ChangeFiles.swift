@@ -406,9 +406,10 @@ public enum ChangeRegister {
             let after = try SourcePriorities.all(in: store)
             try store.save(["before": .string(text(before)), "after": .string(text(after))], forKey: runID, in: Self.priorities)
         }
-        if let token = store.lastWriteToken, try store.writeToken() == token, let file = fileIdentity(path) {
-            try store.create(writes)
-            try store.save(["token": .string(token), "fileSize": .integer(file.size), "fileTime": .integer(file.time)], forKey: runID, in: writes)
+        // Best effort: without it, `undo` compares every object, as it did before tokens.
+        if let token = store.lastWriteToken, (try? store.writeToken()) == token, let file = fileIdentity(path) {
+            try? store.create(writes)
+            try? store.save(["token": .string(token), "fileSize": .integer(file.size), "fileTime": .integer(file.time)], forKey: runID, in: writes)
         }
         try store.save(["path": .string(path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(false)],
                        forKey: runID, in: table)
