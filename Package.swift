@@ -68,7 +68,8 @@ let package = Package(
         // The XMLTV -> model import: staging, the XMLTV -> object mapping, the contract's scope.
         .target(name: "XMLTVImport", dependencies: ["ObjectGraph", "XMLTV", "Listings", "Merge", "Primitives"]),
 
-        // Polite downloads on libcurl: conditional GET, retries, limits.
+        // Polite downloads on libcurl: conditional GET, retries, limits. Its CurlSession is the one
+        // libcurl setup, which Publish uses too.
         .target(name: "Fetch", dependencies: ["CCurl", "Primitives"]),
 
         // Command sources (grabbers): a process group per command, its time limit, its standard error.
@@ -81,13 +82,14 @@ let package = Package(
 
         // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically,
         // with stable programme UIDs.
-        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Merge", "Primitives"]),
+        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
 
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
         .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
 
-        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request).
-        .target(name: "XMLTVExport", dependencies: ["XMLTV", "XMLTVImport", "Listings", "ObjectGraph", "Primitives"]),
+        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request):
+        // rows read from the object graph, bytes written directly, no XMLTV reader, no import.
+        .target(name: "XMLTVExport", dependencies: ["ObjectGraph", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [

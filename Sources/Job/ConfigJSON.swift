@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// Parses a config file's JSON with Foundation's parser, strictly, and says where it is wrong.
 ///
@@ -105,5 +106,47 @@ enum ConfigJSON {
     static func characterOffset(in description: String) -> Int? {
         guard let range = description.range(of: "around character ") else { return nil }
         return Int(description[range.upperBound...].prefix { $0.isNumber })
+    }
+
+    /// A parsed value (what `parse` returns) written back as JSON by `JSONText`, in the bytes
+    /// `JSONSerialization` wrote with `.sortedKeys` (the form the database remembers the config's
+    /// modules in); nil for anything JSON cannot hold.
+    static func text(of value: Any) -> [UInt8]? {
+        guard let value = jsonValue(value) else { return nil }
+        var text = JSONText(escapingSlashes: true, keyOrder: JSONText.serializationOrder)
+        text.append(value)
+        return text.bytes
+    }
+
+    private static func jsonValue(_ value: Any) -> JSONValue? {
+        switch value {
+        case let string as String:
+            return .string(string)
+        case let number as NSNumber:
+            if ConfigReader.isBoolean(number) { return .bool(number.boolValue) }
+            switch String(cString: number.objCType) {
+            case "d", "f": return .double(number.doubleValue)
+            case "Q", "L", "I", "S", "C": return .unsigned(number.uint64Value)
+            default: return .integer(number.int64Value)
+            }
+        case let array as [Any]:
+            var elements: [JSONValue] = []
+            for element in array {
+                guard let element = jsonValue(element) else { return nil }
+                elements.append(element)
+            }
+            return .array(elements)
+        case let object as [String: Any]:
+            var members: [String: JSONValue] = [:]
+            for (key, member) in object {
+                guard let member = jsonValue(member) else { return nil }
+                members[key] = member
+            }
+            return .object(members)
+        case is NSNull:
+            return .null
+        default:
+            return nil
+        }
     }
 }
