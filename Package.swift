@@ -135,22 +135,23 @@ let package = Package(
         // `git describe` at build time, for --version.
         .plugin(name: "VersionStamp", capability: .buildTool()),
 
-        // What every test target shares: ../shared and tool lookups, the subprocess runner, the
-        // guide generator and the feed parsers.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What every test target shares, and their only home: ../shared and tool lookups, the
+        // subprocess runner and running processes, guide text from values, the guide generator
+        // and the feed parsers.
+        .target(name: "TestSupport", dependencies: ["Primitives"], path: "Tests/TestSupport"),
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives", "TestSupport"]),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives", "Merge", "TestSupport"]),
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "Primitives", "TestSupport"]),
         .testTarget(name: "MergeTests", dependencies: ["Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "GrabberTests", dependencies: ["Grabber", "TestSupport"]),
+        .testTarget(name: "GrabberTests", dependencies: ["Grabber"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
         // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "TestSupport"], exclude: ["browser_check.py"]),
-        .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
+        .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "TestSupport"]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.
