@@ -18,7 +18,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        // `swift package generate-documentation --target ObjectGraph` (Sources/ObjectGraph/ObjectGraph.docc).
+        // `swift package generate-documentation --target ObjectGraph` (or `--target XMLTV`): the
+        // library products' DocC catalogs, Sources/ObjectGraph/ObjectGraph.docc and Sources/XMLTV/XMLTV.docc.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
