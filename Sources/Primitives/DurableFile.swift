@@ -138,7 +138,8 @@ public enum DurableFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        let blockSize = 1 << 16
+        // A block of at most 64 KiB: a small feed is read with one small allocation.
+        let blockSize = min(max(Int(info.st_size), 1), 1 << 16)
         var block = [UInt8](repeating: 0, count: blockSize)
         switch content {
         case .bytes(let bytes):
