@@ -26,7 +26,7 @@ public enum StoreAccess {
         try refuseDirectory(path)
         let json = try Store.row(forKey: "modules", in: settings, ofDatabaseAt: path)?["value"]?.stringValue
         guard let json, let data = json.data(using: .utf8) else { return [] }
-        return try ConfigReader(file: "database \(path)").modules(try JSONSerialization.jsonObject(with: data))
+        return try ConfigReader(file: "database \(path)").modules(try ConfigJSON.parse(data, file: "database \(path)"))
     }
 
     /// Remembers the config's user modules in the database.
