@@ -68,15 +68,19 @@ final class ConnectionPersistenceHandler: ChannelDuplexHandler, RemovableChannel
 }
 
 /// Hummingbird's HTTP/1 channel with `ConnectionPersistenceHandler` placed after NIO's request
-/// decoder.
+/// decoder, and `FeedFastPath` after Hummingbird's connection state, where requests reach the
+/// router.
 struct PersistenceAwareHTTP1Channel: ServerChildChannel {
     let http1: HTTP1Channel
+    let state: ServeState
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
         http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let operations = channel.pipeline.syncOperations
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try operations.addHandler(ConnectionPersistenceHandler(), position: .after(decoder))
+            let connectionState = try operations.handler(type: HTTPConnectionStateHandler.self)
+            try operations.addHandler(FeedFastPath(state: state), position: .after(connectionState))
             return value
         }
     }
@@ -87,10 +91,11 @@ struct PersistenceAwareHTTP1Channel: ServerChildChannel {
 }
 
 extension HTTPServerBuilder {
-    /// `.http1(...)` with HTTP/1.0 and `Connection: close` honoured (ConnectionPersistenceHandler).
-    static func persistentHTTP1(idleTimeout: TimeAmount) -> HTTPServerBuilder {
+    /// `.http1(...)` with HTTP/1.0 and `Connection: close` honoured (ConnectionPersistenceHandler) and
+    /// feed files answered on the event loop (FeedFastPath).
+    static func persistentHTTP1(idleTimeout: TimeAmount, state: ServeState) -> HTTPServerBuilder {
         .init { responder in
-            PersistenceAwareHTTP1Channel(http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)))
+            PersistenceAwareHTTP1Channel(http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), state: state)
         }
     }
 }

@@ -24,8 +24,19 @@ public final class FeedFiles: @unchecked Sendable {
         public let lastModified: Int64
         /// `lastModified` as an HTTP date, made once.
         public let lastModifiedText: String
+        /// The response headers of each representation (`FeedFiles.ResponseHeaders`), made once:
+        /// a request's 304 or 200 copies them, writing nothing. The gzip form's 304 carries no
+        /// Content-Encoding (RFC 9110 15.4.5: no representation metadata beyond the validators and
+        /// caching fields), its 200 does.
+        public let headers: HTTPFields
+        public let gzipHeaders: HTTPFields
+        public let gzipBodyHeaders: HTTPFields
         let identity: FileIdentity
     }
+
+    /// Makes the response headers of a file's representation (its name, its ETag, its
+    /// Last-Modified), once per content; Content-Encoding is added here where it belongs.
+    public typealias ResponseHeaders = @Sendable (_ name: String, _ etag: String, _ lastModified: String) -> HTTPFields
 
     struct FileIdentity: Equatable {
         let inode: UInt64, size: Int64, mtime: Int64, mtimeNanoseconds: Int64
@@ -40,9 +51,13 @@ public final class FeedFiles: @unchecked Sendable {
     /// Called each time a file is compressed (once per new content; `/metrics` counts them).
     private let onCompress: @Sendable () -> Void
 
-    public init(directory: String, onCompress: @escaping @Sendable () -> Void = {}) {
+    private let responseHeaders: ResponseHeaders
+
+    public init(directory: String, onCompress: @escaping @Sendable () -> Void = {},
+                responseHeaders: @escaping ResponseHeaders = { _, etag, lastModified in [.eTag: etag, .lastModified: lastModified] }) {
         self.directory = directory
         self.onCompress = onCompress
+        self.responseHeaders = responseHeaders
     }
 
     /// A file name the exporter may write (`FeedFileName`, the rule `publish` keeps too).
@@ -67,6 +82,13 @@ public final class FeedFiles: @unchecked Sendable {
         }
         if let known = lock.withLock({ entries[name] }), known.identity == identity { return known }
         return try await BlockingWork.run { self.load(name) }
+    }
+
+    /// The entry of `name` when it is loaded and the file has not changed since (one `lstat`),
+    /// else nil: what the event loop may answer from without blocking (FeedFastPath).
+    func loadedEntry(_ name: String) -> Entry? {
+        guard let identity = identity(of: name), let known = lock.withLock({ entries[name] }), known.identity == identity else { return nil }
+        return known
     }
 
     /// Whether `name` is a regular file of the directory now (one `lstat`; nothing is read).
@@ -102,8 +124,14 @@ public final class FeedFiles: @unchecked Sendable {
                 gzipBody = GzipDeflater.gzip(bytes, level: 9).flatMap { $0.count < bytes.count ? ByteBuffer(bytes: $0) : nil }
                 onCompress()
             }
-            let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzipBody, etag: tag + "\"", gzipETag: tag + "-gz\"",
-                              lastModified: identity.mtime, lastModifiedText: HTTPDate.format(identity.mtime), identity: identity)
+            let etag = tag + "\"", gzipETag = tag + "-gz\"", lastModifiedText = HTTPDate.format(identity.mtime)
+            let gzipHeaders = responseHeaders(name, gzipETag, lastModifiedText)
+            var gzipBodyHeaders = gzipHeaders
+            gzipBodyHeaders[.contentEncoding] = "gzip"
+            let entry = Entry(body: ByteBuffer(bytes: bytes), gzipBody: gzipBody, etag: etag, gzipETag: gzipETag,
+                              lastModified: identity.mtime, lastModifiedText: lastModifiedText,
+                              headers: responseHeaders(name, etag, lastModifiedText),
+                              gzipHeaders: gzipHeaders, gzipBodyHeaders: gzipBodyHeaders, identity: identity)
             lock.withLock { entries[name] = entry }
             return entry
         }

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 import Synchronization
 
 /// Wrong tokens per client: after `attempts` failures (a sign-in or a bearer header) within
@@ -53,11 +54,13 @@ final class LoginThrottle: Sendable {
 /// The request context of `serve`: Hummingbird's, and the client's address (the login limit's key).
 struct ServeRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
-    /// The peer's IP address, or "local" for a Unix socket.
-    let client: String
+    private let channel: any Channel
+    /// The peer's IP address, or "local" for a Unix socket: written out only when asked for (a
+    /// sign-in, a bearer token), not on every request.
+    var client: String { channel.remoteAddress?.ipAddress ?? "local" }
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        client = source.channel.remoteAddress?.ipAddress ?? "local"
+        channel = source.channel
     }
 }

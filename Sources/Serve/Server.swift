@@ -36,7 +36,18 @@ final class ServeState: Sendable {
         reads = try StoreReads(database: options.database, model: model)
         let metrics = ServeMetrics()
         self.metrics = metrics
-        feeds = FeedFiles(directory: options.feedsDirectory, onCompress: { metrics.countFeedCompression() })
+        let maxAge = "public, max-age=\(options.feedMaxAgeSeconds)"
+        feeds = FeedFiles(directory: options.feedsDirectory, onCompress: { metrics.countFeedCompression() }) { name, etag, lastModified in
+            var headers: HTTPFields = [
+                .contentType: name.hasSuffix(".ics") ? "text/calendar; charset=utf-8" : "text/html; charset=utf-8",
+                .eTag: etag,
+                .lastModified: lastModified,
+                .cacheControl: name.hasSuffix(".ics") ? maxAge : "no-cache",
+                .vary: "Accept-Encoding",
+            ]
+            SecurityHeaders.add(to: &headers)
+            return headers
+        }
         sessions = Sessions(token: options.token)
     }
 
@@ -77,7 +88,7 @@ public enum ServeServer {
         logger.logLevel = .notice
         return Application(
             router: router,
-            server: .persistentHTTP1(idleTimeout: .seconds(options.idleTimeoutSeconds)),
+            server: .persistentHTTP1(idleTimeout: .seconds(options.idleTimeoutSeconds), state: state),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "tvimport"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? options.port) },
             logger: logger)
@@ -113,9 +124,7 @@ public enum ServeServer {
 /// nothing from elsewhere), no sniffing, no framing; and the request metrics.
 struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServeMetrics
-    static var contentSecurityPolicy: String {
-        "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-    }
+    static var contentSecurityPolicy: String { SecurityHeaders.contentSecurityPolicyValue }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
@@ -125,10 +134,8 @@ struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             response = Pages.error(error.status, error.body ?? error.status.reasonPhrase)
         }
-        response.headers[SecurityHeaders.contentSecurityPolicy] = Self.contentSecurityPolicy
-        response.headers[SecurityHeaders.contentTypeOptions] = "nosniff"
-        response.headers[SecurityHeaders.frameOptions] = "DENY"
-        response.headers[SecurityHeaders.referrerPolicy] = "same-origin"
+        // A feed's headers carry them already, made once per file (FeedFiles.ResponseHeaders).
+        if !response.headers.contains(SecurityHeaders.contentSecurityPolicy) { SecurityHeaders.add(to: &response.headers) }
         metrics.observe(status: response.status.code, duration: ContinuousClock.now - started)
         return response
     }
@@ -154,6 +161,19 @@ enum SecurityHeaders {
     static let contentTypeOptions = HTTPFields.Element.Name("X-Content-Type-Options")!
     static let frameOptions = HTTPFields.Element.Name("X-Frame-Options")!
     static let referrerPolicy = HTTPFields.Element.Name("Referrer-Policy")!
+
+    /// A strict Content-Security-Policy (no inline script or style, nothing from elsewhere), no
+    /// sniffing, no framing, the referrer kept to this site.
+    static let contentSecurityPolicyValue =
+        "default-src 'none'; style-src 'self'; img-src 'self' https: data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+    /// Sets the four headers (a response carrying the Content-Security-Policy is taken to carry all four).
+    static func add(to headers: inout HTTPFields) {
+        headers[contentSecurityPolicy] = contentSecurityPolicyValue
+        headers[contentTypeOptions] = "nosniff"
+        headers[frameOptions] = "DENY"
+        headers[referrerPolicy] = "same-origin"
+    }
 }
 
 /// Small response makers shared by the pages.
@@ -241,26 +261,10 @@ struct Routes: Sendable {
               let entry = try await state.feeds.entry(name) else {
             return Pages.error(.notFound, "No such feed.")
         }
-        let acceptsGzip = request.headers[.acceptEncoding].map(RequestInput.acceptsGzip) ?? false
-        let gzip = acceptsGzip ? entry.gzipBody : nil
-        let etag = gzip == nil ? entry.etag : entry.gzipETag
-        var headers: HTTPFields = [
-            .contentType: name.hasSuffix(".ics") ? "text/calendar; charset=utf-8" : "text/html; charset=utf-8",
-            .eTag: etag,
-            .lastModified: entry.lastModifiedText,
-            .cacheControl: name.hasSuffix(".ics") ? "public, max-age=\(state.options.feedMaxAgeSeconds)" : "no-cache",
-            .vary: "Accept-Encoding",
-        ]
-        // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
-        if let match = request.headers[.ifNoneMatch] {
-            if match == "*" || match.split(separator: ",").contains(where: { RequestInput.sameTag($0, etag) }) {
-                return Response(status: .notModified, headers: headers)
-            }
-        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), entry.lastModified <= since {
-            return Response(status: .notModified, headers: headers)
-        }
-        if gzip != nil { headers[.contentEncoding] = "gzip" }
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: gzip ?? entry.body))
+        let answer = FeedAnswer(entry, acceptEncoding: request.headers[.acceptEncoding], ifNoneMatch: request.headers[.ifNoneMatch],
+                                ifModifiedSince: request.headers[.ifModifiedSince])
+        guard let body = answer.body else { return Response(status: answer.status, headers: answer.headers) }
+        return Response(status: answer.status, headers: answer.headers, body: .init(byteBuffer: body))
     }
 
     // MARK: Sign in

@@ -40,7 +40,22 @@ struct ServeTests {
         FileManager.default.createFile(atPath: gz, contents: gzip.body)
         let inflated = try box.run(["-dc", gz], executable: "/bin/gzip")
         #expect(inflated.status == 0 && Data(inflated.stdout.utf8) == onDisk)
-        #expect(try curl(url, headers: ["Accept-Encoding": "gzip", "If-None-Match": try #require(gzip.headers["etag"])]).status == 304)
+        let gzipNotModified = try curl(url, headers: ["Accept-Encoding": "gzip", "If-None-Match": try #require(gzip.headers["etag"])])
+        #expect(gzipNotModified.status == 304)
+        // The headers are made once per file (FeedFiles.Entry): every form carries the validators,
+        // the caching fields and the security headers; only the gzip 200 names its encoding.
+        let notModified = try curl(url, headers: ["If-None-Match": etag])
+        for (form, response) in [("200", plain), ("gzip 200", gzip), ("304", notModified), ("gzip 304", gzipNotModified)] {
+            #expect(response.headers["x-content-type-options"] == "nosniff", "\(form)")
+            #expect(response.headers["x-frame-options"] == "DENY", "\(form)")
+            #expect(response.headers["referrer-policy"] == "same-origin", "\(form)")
+            #expect(response.headers["content-security-policy"]?.hasPrefix("default-src 'none'") == true, "\(form)")
+            #expect(response.headers["vary"] == "Accept-Encoding", "\(form)")
+            #expect(response.headers["cache-control"] == "public, max-age=43200", "\(form)")
+            #expect(response.headers["last-modified"] == lastModified, "\(form)")
+            #expect(response.headers["content-encoding"] == (form == "gzip 200" ? "gzip" : nil), "\(form)")
+        }
+        #expect(notModified.headers["etag"] == etag && gzipNotModified.headers["etag"] == gzip.headers["etag"])
 
         let head = try curl(url, method: "HEAD")
         #expect(head.status == 200)
@@ -50,6 +65,54 @@ struct ServeTests {
         let index = try curl(server.base + "/feeds/")
         #expect(index.status == 200)
         #expect(index.text.contains(file))
+        #expect(server.stop() == 0)
+    }
+
+    /// A feed in memory is answered on the event loop (FeedFastPath), not by the route: the
+    /// same bytes and headers as the route's answer, responses in the order of pipelined
+    /// requests (one the route must load first, then one in memory), HTTP/1.0 closed as
+    /// before, and the requests counted in /metrics.
+    @Test func feedsAnsweredOnTheEventLoopAreTheRoutesAnswers() throws {
+        let box = try preparedSandbox()
+        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).filter { $0.hasSuffix(".ics") }.sorted()
+        try #require(files.count >= 2)
+        let (first, second) = (files[0], files[1])
+
+        // The route loads the file; the next request is answered from memory.
+        let routed = try curl(server.base + "/feeds/" + first)
+        let fast = try curl(server.base + "/feeds/" + first)
+        #expect(routed.status == 200 && fast.status == 200 && fast.body == routed.body)
+        var routedHeaders = routed.headers, fastHeaders = fast.headers
+        routedHeaders["date"] = nil
+        fastHeaders["date"] = nil
+        #expect(fastHeaders == routedHeaders)
+        #expect(fast.headers["server"] == "tvimport" && fast.headers["date"] != nil)
+        for (name, value) in [("If-None-Match", try #require(routed.headers["etag"])), ("Accept-Encoding", "gzip")] {
+            #expect(try curl(server.base + "/feeds/" + first, headers: [name: value]).status == (name == "Accept-Encoding" ? 200 : 304))
+        }
+
+        // Pipelined: `second` is not in memory yet (the route loads it on the thread pool),
+        // `first` is: the answers keep the requests' order.
+        let etag = try #require(routed.headers["etag"])
+        let pipelined = try rawExchange(port: server.port, "GET /feeds/\(second) HTTP/1.1\r\nHost: x\r\n\r\n"
+            + "GET /feeds/\(first) HTTP/1.1\r\nHost: x\r\nIf-None-Match: \(etag)\r\n\r\n"
+            + "GET /feeds/\(first) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", timeout: 5)
+        let statuses = pipelined.text.components(separatedBy: "\r\n").filter { $0.hasPrefix("HTTP/1.1 ") }
+        #expect(statuses.map { String($0.prefix(12)) } == ["HTTP/1.1 200", "HTTP/1.1 304", "HTTP/1.1 200"], "\(statuses)")
+        #expect(pipelined.headers["etag"] != etag, "the first answer is not the first request's")
+        #expect(pipelined.closed)
+
+        // HTTP/1.0 from memory: an HTTP/1.0 answer, and the connection closed.
+        let old = try rawExchange(port: server.port, "GET /feeds/\(first) HTTP/1.0\r\n\r\n")
+        #expect(old.statusLine.hasPrefix("HTTP/1.0 200"), "\(old.statusLine)")
+        #expect(old.headers["connection"]?.lowercased() == "close" && old.closed)
+        #expect(old.headers["content-length"] == routed.headers["content-length"])
+
+        // Counted like the route's answers: at least the two 304s above.
+        let metrics = try curl(server.base + "/metrics").text
+        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("tvimport_serve_requests_total{code=\"304\"}") })
+        #expect((Int(line.split(separator: " ").last ?? "") ?? 0) >= 2, "\(line)")
         #expect(server.stop() == 0)
     }
 
