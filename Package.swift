@@ -88,13 +88,17 @@ let package = Package(
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
         .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
 
-        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request):
-        // rows read from the object graph, bytes written directly, no XMLTV reader, no import.
-        .target(name: "XMLTVExport", dependencies: ["ObjectGraph", "Primitives"]),
+        // M3U playlists of IPTV players, and matching their entries to the guide's channels.
+        .target(name: "Playlists", dependencies: ["Primitives"]),
+
+        // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request);
+        // the guide of a playlist's channels. Rows read from the object graph, bytes written
+        // directly: no XMLTV reader, no import.
+        .target(name: "XMLTVExport", dependencies: ["ObjectGraph", "Playlists", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
-            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish", "XMLTVExport",
+            "ObjectGraph", "XMLTV", "Listings", "Merge", "XMLTVImport", "Fetch", "Grabber", "Feeds", "Primitives", "Publish", "XMLTVExport", "Playlists",
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.copy("Resources")]),
 
@@ -148,7 +152,7 @@ let package = Package(
         .testTarget(name: "GrabberTests", dependencies: ["Grabber"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
-        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "Playlists", "TestSupport"], exclude: ["Fixtures"]),
         // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "TestSupport"], exclude: ["browser_check.py"]),

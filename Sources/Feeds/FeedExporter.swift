@@ -397,7 +397,8 @@ public final class FeedExporter {
             "Programme",
             where: .and([.related("channel", channel), .compare("start", .greaterOrEqual, .date(windowStart - 86400))]),
             orderBy: [SortKey("start"), SortKey("clumpIndex")],
-            keys: ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence"])
+            keys: ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence",
+                   "icon", "images"])
         var categories: [Int64: [String]] = [:]
         if !programmes.isEmpty {
             // One query per channel: every category of the channel's programmes in the window.
@@ -427,6 +428,7 @@ public final class FeedExporter {
                 uid: ProgrammeUID.make(channelID: xmltvId, start: start, clumpIndex: Int(p["clumpIndex"].integerValue ?? 0), domain: options.uidDomain),
                 start: start, end: end, summary: Self.summary(p), description: p["desc"].stringValue,
                 categories: categories[p.id.rowID] ?? [], location: location, url: p["url"].stringValue,
+                image: ShownImage.programme(icon: p["icon"].stringValue, images: p["images"].stringValue),
                 stamp: p["changedAt"].integerValue ?? start, sequence: Int(p["sequence"].integerValue ?? 0)))
         }
         events.reverse()

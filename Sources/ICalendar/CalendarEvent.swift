@@ -12,6 +12,8 @@ public struct CalendarEvent: Sendable, Hashable {
     public var location: String?
     /// Written as URL;VALUE=URI, dropped when it is not a plausible URI.
     public var url: String?
+    /// The programme's picture: RFC 7986 IMAGE;VALUE=URI, dropped when it is not a plausible URI.
+    public var image: String?
     /// UTC seconds since 1970 of the last change (DTSTAMP and LAST-MODIFIED).
     public var stamp: Int64
     public var sequence: Int
@@ -25,6 +27,7 @@ public struct CalendarEvent: Sendable, Hashable {
         categories: [String] = [],
         location: String? = nil,
         url: String? = nil,
+        image: String? = nil,
         stamp: Int64,
         sequence: Int = 0
     ) {
@@ -36,6 +39,7 @@ public struct CalendarEvent: Sendable, Hashable {
         self.categories = categories
         self.location = location
         self.url = url
+        self.image = image
         self.stamp = stamp
         self.sequence = sequence
     }

@@ -100,6 +100,11 @@ public struct ICalendarStream {
             buffer.appendVerbatim(url)
             buffer.endLine()
         }
+        if let image = event.image.flatMap(ValueChecks.uri) {
+            buffer.appendASCII("IMAGE;VALUE=URI;DISPLAY=THUMBNAIL:")
+            buffer.appendVerbatim(image)
+            buffer.endLine()
+        }
         dateTime("LAST-MODIFIED:", event.stamp)
         buffer.appendASCII("SEQUENCE:")
         buffer.appendDecimal(Int64(max(event.sequence, 0)))

@@ -2,6 +2,7 @@ import Foundation
 import Listings
 import ObjectGraph
 import Primitives
+import XMLTVExport
 import XMLTVImport
 
 /// `tvimport channels`: every channel as each source provides it, the source that wins it, and
@@ -48,6 +49,24 @@ public enum ChannelsCommand {
         for r in rows {
             lines.append("\(r.source)\t\(r.priority)\t\(r.id)\t\(r.programmes)\t\(r.winner ?? "-")\t\(r.displayNames.joined(separator: " | "))")
         }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `--playlist`: each entry of an M3U playlist, the shown channel it matches and why
+    /// (`PlaylistMatcher`), or the nearest display names.
+    public static func run(database: String, playlist: String, config: JobConfig?, json: Bool) throws -> String {
+        let model = try StoreAccess.model(forDatabase: database, userModules: config?.modules ?? [])
+        let store = try StoreAccess.open(path: database, model: model, mustExist: true)
+        let list = try PlaylistStep.load(playlist)
+        let matches = try PlaylistGuideExporter(store: store, aliases: config?.channelAliases ?? [:]).matches(list)
+        if json { return render(json: .array(matches.map(PlaylistStep.json))) }
+        var lines = ["line\tname\ttvg-id\tchannel\twhy"]
+        for m in matches {
+            let why = m.channel == nil ? m.reason + (m.nearest.isEmpty ? "" : "; nearest: " + m.nearest.joined(separator: " | ")) : m.reason
+            lines.append("\(m.entry.line)\t\(m.entry.name)\t\(m.entry.tvgID ?? "-")\t\(m.channel ?? "-")\t\(why)")
+        }
+        let unmatched = matches.filter { $0.channel == nil }.count
+        lines.append("\(matches.count - unmatched) of \(matches.count) entries matched")
         return lines.joined(separator: "\n")
     }
 

@@ -40,6 +40,9 @@ public enum DerivedOutputs {
                 lines.append("xmltv: \(xmltv) stale: \(error)")
             }
         }
+        let playlists = PlaylistStep.runConfigured(store: store, config: config, now: now)
+        lines += playlists.lines
+        if status == .success { status = playlists.status }
         if feedsWritten, let published = PublishCommand.publish(config: config, feedDirectory: config.output) {
             lines.append(published.line)
             if status == .success { status = published.status }

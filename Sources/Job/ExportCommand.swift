@@ -17,6 +17,11 @@ public struct ExportCommand {
     public var output: String?
     /// The XMLTV file to write (gzip when it ends in .gz).
     public var xmltv: String?
+    /// With `xmltv`: an M3U playlist; the XMLTV file then holds exactly its channels, under its ids
+    /// (`PlaylistStep`).
+    public var playlist: String?
+    /// Lines for standard error: the playlist's entries that match nothing.
+    public private(set) var warnings: [String] = []
     /// Filtered feeds, base URL, UID domain and windows; its sources are not needed.
     public var config: JobConfig?
     /// Overrides the config's `feeds.pastHours`.
@@ -28,14 +33,22 @@ public struct ExportCommand {
         self.output = output
     }
 
-    public func run() throws -> (output: String, status: ExitStatus) {
+    public mutating func run() throws -> (output: String, status: ExitStatus) {
         guard output != nil || xmltv != nil else { throw JobError(.usage, "export: give --out DIR, --xmltv FILE or both") }
+        if playlist != nil, xmltv == nil { throw JobError(.usage, "export: --playlist needs --xmltv FILE (the guide written for it)") }
         var config = self.config ?? JobConfig()
         config.database = database
         if let pastHours { config.pastHours = pastHours }
         let model = try StoreAccess.model(forDatabase: database, userModules: config.modules)
         let store = try StoreAccess.open(path: database, model: model, mustExist: true)
-        let xmltvLine = try xmltv.map { try XMLTVExportStep.run(store: store, path: $0) }
+        let xmltvLine: String?
+        if let playlist, let xmltv {
+            let result = try PlaylistStep.run(store: store, m3u: playlist, xmltv: xmltv, config: self.config, now: now)
+            warnings = result.unmatched
+            xmltvLine = result.line
+        } else {
+            xmltvLine = try xmltv.map { try XMLTVExportStep.run(store: store, path: $0) }
+        }
         guard let output else { return (xmltvLine ?? "", .success) }
         config.output = output
         let report: ExportReport
@@ -51,7 +64,7 @@ public struct ExportCommand {
         }
         // With `publish` in the config, export publishes what it wrote, as run does (the XMLTV file
         // written now, else the one the config names).
-        if let xmltv { config.xmltv = xmltv }
+        if let xmltv, playlist == nil { config.xmltv = xmltv }
         guard let published = PublishCommand.publish(config: config, feedDirectory: output) else { return (text, .success) }
         return (text + "\n" + published.line, published.status)
     }

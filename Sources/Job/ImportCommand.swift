@@ -24,6 +24,8 @@ public struct ImportJob {
     public var priority: Int?
     /// From `import --config`: source channel id → canonical id, and the merge's whitelists.
     public var channelAliases: [String: String] = [:]
+    /// The config's timeshifted channels; nil without a config (they are left as they are).
+    public var timeshifts: [TimeshiftRule]?
     public var whitelists: [String: Set<String>] = [:]
     /// The config given with `--config`: its modules are recorded like `run`'s, its change-file
     /// folder used, and its outputs (feeds, XMLTV file, bucket) follow the import.
@@ -90,6 +92,7 @@ public struct ImportJob {
         options.collectChanges = dryRun || json || verbose
         options.now = started
         options.channelAliases = channelAliases
+        options.timeshifts = timeshifts ?? config.map { Array($0.timeshifts.values) }
         options.whitelists = whitelists
         let progress = Progress(quiet: quiet || json)
         try FetchState.prepare(store)

@@ -56,6 +56,8 @@ public struct PipelineOptions: Sendable {
     public var passCommandErrors = false
     /// Source channel id → canonical channel id (the config's `channels` aliases).
     public var channelAliases: [String: String] = [:]
+    /// The config's timeshifted channels; nil without a config (they are then left as they are).
+    public var timeshifts: [TimeshiftRule]?
 
     public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
 }
@@ -173,6 +175,7 @@ struct ImportPipeline {
         importOptions.programmeInsertValues = ["changedAt": .date(now)]
         importOptions.updateStamps = ["Programme": ProgrammeRevision.stamp(now: now)]
         importOptions.reader.channelAliases = options.channelAliases
+        importOptions.timeshifts = options.timeshifts
         importOptions.priorities = priorities(with: source)
         let rulesChanged = rulesChanged(source)
         importOptions.resolveAllChannels = priorityChanged(source) || rulesChanged

@@ -3,6 +3,19 @@ import Feeds
 import Fetch
 import ObjectGraph
 import Publish
+import XMLTVExport
+import XMLTVImport
+
+/// One of the config's `playlists`.
+public struct PlaylistOutput: Sendable, Hashable {
+    public var m3u: String
+    public var xmltv: String
+
+    public init(m3u: String, xmltv: String) {
+        self.m3u = m3u
+        self.xmltv = xmltv
+    }
+}
 
 /// The configuration of the nightly job, read from JSON (Foundation's parser: no extra
 /// dependency, and every error can name the file, the key and what was expected).
@@ -71,6 +84,13 @@ public struct JobConfig: Sendable {
     /// Where `run` writes the guide as one XMLTV file after each export (gzip when it ends in
     /// .gz), published beside the feeds.
     public var xmltv: String?
+    /// `"playlists": [{"m3u": "LIST.m3u", "xmltv": "FILE.xml.gz"}]`: the guide of each playlist's
+    /// channels, written by `run` after the XMLTV file (paths relative to the config file's folder).
+    public var playlists: [PlaylistOutput] = []
+    /// The top-level `"fill": {"hours": 2, "title": "{name}"}`: placeholders in playlists' guides.
+    public var fill: PlaylistFill?
+    /// `"channels": {ID: {"timeshiftOf": ORIGINAL, "hours": 1, "displayName": "..."}}`, by ID.
+    public var timeshifts: [String: TimeshiftRule] = [:]
     /// `serve`: the edit token (`TVIMPORT_SERVE_TOKEN` wins over it), address and port.
     public var serveToken: String?
     public var serveHost: String?
@@ -218,7 +238,7 @@ struct ConfigReader {
     mutating func read(_ root: Any) throws -> JobConfig {
         let d = try object(root, "", allowed: ["database", "output", "cache", "baseURL", "uidDomain", "retentionDays", "maxDeleteShare", "maxChannelMB",
                                                "sources", "feeds", "whitelists", "modules", "fetch", "changes", "changeFiles", "changeFilesDays",
-                                               "changeFilesPatch", "publish", "xmltv", "serve", "channels"])
+                                               "changeFilesPatch", "publish", "xmltv", "serve", "channels", "playlists", "fill"])
         var c = JobConfig()
         if let v = try string(d["database"], "database") { c.database = v }
         if let v = try string(d["output"], "output") { c.output = v }
@@ -262,6 +282,23 @@ struct ConfigReader {
         }
         if c.sources.isEmpty && requireSources { throw fail("sources", "at least one source") }
         c.channelAliases = try channelAliases(d["channels"])
+        c.timeshifts = try timeshifts(d["channels"], aliases: c.channelAliases)
+        for (i, item) in try list(d["playlists"], "playlists").enumerated() {
+            let key = "playlists[\(i)]"
+            let pd = try object(item, key, allowed: ["m3u", "xmltv"])
+            guard let m3u = try string(pd["m3u"], key + ".m3u"), !m3u.isEmpty else { throw fail(key + ".m3u", "the path of an M3U playlist") }
+            guard let xmltv = try string(pd["xmltv"], key + ".xmltv"), !xmltv.isEmpty else {
+                throw fail(key + ".xmltv", "the path of the XMLTV file to write for it")
+            }
+            c.playlists.append(PlaylistOutput(m3u: relativeToConfig(m3u), xmltv: relativeToConfig(xmltv)))
+        }
+        if let f = d["fill"] {
+            let fd = try object(f, "fill", allowed: ["hours", "title"])
+            guard let hours = try number(fd["hours"], "fill.hours"), hours.isFinite, hours * 60 >= 1, hours <= 24 else {
+                throw fail("fill.hours", "a number of hours from 1/60 (a minute) to 24")
+            }
+            c.fill = PlaylistFill(length: Int64((hours * 3600).rounded()), title: try string(fd["title"], "fill.title") ?? "{name}")
+        }
         if let f = d["feeds"] {
             let fd = try object(f, "feeds", allowed: ["pastHours", "refreshHours", "filtered"])
             if let v = try whole(fd["pastHours"], "feeds.pastHours", in: 0...87600, "a whole number of hours from 0 to 87600") { c.pastHours = v }

@@ -35,6 +35,7 @@ public struct NightlyJob {
         options.now = now
         options.passCommandErrors = verbose
         options.channelAliases = config.channelAliases
+        options.timeshifts = Array(config.timeshifts.values)
         return options
     }
 
@@ -131,6 +132,13 @@ public struct NightlyJob {
                     exportLine += "\n\(error)"
                     JobLog.logger.error("\(error)")
                 }
+            }
+            if !config.playlists.isEmpty {
+                let playlists = PlaylistStep.runConfigured(store: store, config: config, now: now)
+                for line in playlists.lines { exportLine += "\n" + line }
+                for line in playlists.stderr { JobLog.logger.warning("\(line)") }
+                report.playlists = playlists.json
+                if status == .success { status = playlists.status }
             }
             // Published last, so that the XMLTV file of this run goes up with its feeds.
             if exportedFeeds, let published = PublishCommand.publish(config: config, feedDirectory: config.output) {

@@ -14,6 +14,8 @@ public struct RunReport: Sendable {
     }
     public var dryRun: Bool
     public var sources: [Source] = []
+    /// The config's playlists as written (`PlaylistStep.runConfigured`): counts and unmatched entries.
+    public var playlists: [JSONValue] = []
 
     public init(dryRun: Bool) { self.dryRun = dryRun }
 
@@ -29,7 +31,7 @@ public struct RunReport: Sendable {
             if entity == "Programme" { counts["keptAsHistory"] = count(sources.compactMap(\.report).reduce(0) { $0 + $1.keptAsHistory }) }
             summary[entity] = .object(counts)
         }
-        let document: JSONValue = .object([
+        var document: [String: JSONValue] = [
             "dryRun": .bool(dryRun),
             "sources": .array(sources.map { s in
                 var d: [String: JSONValue] = ["name": .string(s.name), "status": .string(s.status), "error": s.error.map(JSONValue.string) ?? .null]
@@ -59,9 +61,10 @@ public struct RunReport: Sendable {
                     return .object(d)
                 }
             }),
-        ])
+        ]
+        if !playlists.isEmpty { document["playlists"] = .array(playlists) }
         var text = JSONText(keyOrder: JSONText.serializationOrder)
-        text.append(document, pretty: true)
+        text.append(.object(document), pretty: true)
         return text.string
     }
 

@@ -1,5 +1,6 @@
 import ObjectGraph
 import Primitives
+import XMLTVImport
 
 /// The rules each source's rows were last mapped with (docs/design.md#one-truth): the channel
 /// aliases, the whitelists, and the source's own time offset and channel lists, as one
@@ -43,6 +44,11 @@ enum SourceSettings {
         add(source.includeChannels == nil ? "all" : "listed")
         add("exclude")
         for id in source.excludeChannels.sorted() { add(id) }
+        // The timeshifted channels every import makes: a changed rule makes `run` import again.
+        add("timeshifts")
+        for rule in (options.timeshifts ?? []).sorted(by: { Array($0.channel.utf8).lexicographicallyPrecedes(Array($1.channel.utf8)) }) {
+            add("\(rule.channel)\t\(rule.original)\t\(rule.seconds)\t\(rule.displayName ?? "\u{1}")")
+        }
         return hash.hex
     }
 

@@ -13,7 +13,7 @@ public enum TVModel {
     /// Programme's feed attributes, and the members of a programme's credits and categories.
     public static let channelKeys = channelFeedAttributes.map(\.name)
     public static let programmeKeys = programmeFeedAttributes.map(\.name)
-    public static let creditKeys = ["role", "name", "character", "isGuest", "position"]
+    public static let creditKeys = ["role", "name", "character", "isGuest", "position", "images"]
     public static let categoryKeys = ["name", "lang", "position"]
 
     /// Attributes of Programme that come from the feed, in mapping order (see `ProgrammeMapper`).
@@ -51,6 +51,10 @@ public enum TVModel {
         .init("subtitles", .string),
         .init("rating", .string),              // "system=value" lines
         .init("starRating", .string),
+        // Images (docs/design.md#images): `icon` above is the first <icon>'s URL, what pages and
+        // feeds show; `icons` keeps every <icon> with its size when `icon` alone does not say it all.
+        .init("icons", .string),              // "width\theight\tsrc" lines (a size empty when absent)
+        .init("images", .string),             // DTD 0.6 <image>: "type\tsize\torient\tsystem\tsrc" lines
     ]
 
     public static let channelFeedAttributes: [AttributeDescription] = [
@@ -59,6 +63,7 @@ public enum TVModel {
         .init("otherNames", .string),
         .init("icon", .string),
         .init("url", .string),
+        .init("icons", .string),               // as Programme's
     ]
 
     static let creditAttributes: [AttributeDescription] = [
@@ -67,6 +72,7 @@ public enum TVModel {
         .init("character", .string),
         .init("isGuest", .bool, optional: false, default: .bool(false)),
         .init("position", .integer, optional: false, default: .integer(0)),
+        .init("images", .string),              // as Programme's: a person's or character's pictures
     ]
 
     static let categoryAttributes: [AttributeDescription] = [
@@ -78,7 +84,7 @@ public enum TVModel {
     public static let listings = ModelModule("listings", entities: [
         EntityDescription(
             "Channel", identifier: ["xmltvId"],
-            overwritable: ["displayName", "otherNames", "icon", "url"],
+            overwritable: ["displayName", "otherNames", "icon", "url", "icons"],
             attributes: channelFeedAttributes + [
                 .init("source", .string),
                 // Denormalised aggregates kept by an observer (the design's (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed) booksCount).
@@ -102,7 +108,7 @@ public enum TVModel {
             userInfo: ["hash": "contentHash"]),
         EntityDescription(
             "Credit", identifier: ["programme", "role", "name"],
-            overwritable: ["character", "isGuest", "position"],
+            overwritable: ["character", "isGuest", "position", "images"],
             attributes: creditAttributes,
             relationships: [.toOne("programme", "Programme", inverse: "credits", deleteRule: .nullify, optional: false)]),
         EntityDescription(
@@ -138,7 +144,7 @@ public enum TVModel {
     public static let sources = ModelModule("sources", entities: [
         EntityDescription(
             "SourceChannel", identifier: ["source", "xmltvId"],
-            overwritable: ["displayName", "otherNames", "icon", "url"],
+            overwritable: ["displayName", "otherNames", "icon", "url", "icons"],
             attributes: [.init("source", .string, optional: false)]
                 // Indexed: the resolution gathers every source's rows of one canonical channel.
                 + channelFeedAttributes.map { $0.name == "xmltvId" ? .init("xmltvId", .string, optional: false, userInfo: [UserInfoKey.index: "true"]) : $0 },
@@ -158,7 +164,7 @@ public enum TVModel {
             userInfo: ["hash": "contentHash"]),
         EntityDescription(
             "SourceCredit", identifier: ["programme", "role", "name"],
-            overwritable: ["character", "isGuest", "position"],
+            overwritable: ["character", "isGuest", "position", "images"],
             attributes: creditAttributes,
             relationships: [.toOne("programme", "SourceProgramme", inverse: "credits", deleteRule: .nullify, optional: false)]),
         EntityDescription(

@@ -17,7 +17,7 @@ func nameIs(_ p: UnsafePointer<UInt8>, _ s: StaticString) -> Bool {
 enum ProgrammeChild {
     case title, subTitle, desc, credits, date, category, keyword, language, origLanguage, length
     case icon, url, country, episodeNum, video, audio, previouslyShown, premiere, lastChance, new
-    case subtitles, rating, starRating, other
+    case subtitles, rating, starRating, image, other
 
     init(_ p: UnsafePointer<UInt8>) {
         switch p[0] {
@@ -35,7 +35,8 @@ enum ProgrammeChild {
             if nameIs(p, "length") { self = .length } else if nameIs(p, "language") { self = .language }
             else if nameIs(p, "last-chance") { self = .lastChance } else { self = .other }
         case UInt8(ascii: "o"): self = nameIs(p, "orig-language") ? .origLanguage : .other
-        case UInt8(ascii: "i"): self = nameIs(p, "icon") ? .icon : .other
+        case UInt8(ascii: "i"):
+            if nameIs(p, "icon") { self = .icon } else if nameIs(p, "image") { self = .image } else { self = .other }
         case UInt8(ascii: "u"): self = nameIs(p, "url") ? .url : .other
         case UInt8(ascii: "e"): self = nameIs(p, "episode-num") ? .episodeNum : .other
         case UInt8(ascii: "v"): self = nameIs(p, "video") ? .video : .other

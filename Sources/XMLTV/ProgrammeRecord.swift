@@ -8,15 +8,15 @@ import Primitives
 /// compact bytes. Decoding (`decoded()`) is left to whoever needs the content: an import that finds
 /// the hash unchanged never decodes.
 public struct ProgrammeRecord: Sendable {
-/// The `channel` attribute.
+    /// The `channel` attribute.
     public var channel: String
-/// The `start` attribute, in UTC seconds since 1970.
+    /// The `start` attribute, in UTC seconds since 1970.
     public var start: Int64
-/// The `stop` attribute, in UTC seconds; nil when absent or unparseable.
+    /// The `stop` attribute, in UTC seconds; nil when absent or unparseable.
     public var stop: Int64?
-/// The `i` of `clumpidx="i/n"` (0 when absent).
+    /// The `i` of `clumpidx="i/n"` (0 when absent).
     public var clumpIndex: Int
-/// The `n` of `clumpidx="i/n"` (1 when absent).
+    /// The `n` of `clumpidx="i/n"` (1 when absent).
     public var clumpCount: Int
     /// Line of the `<programme>` start tag.
     public var line: Int
@@ -97,8 +97,13 @@ extension TapeReader {
                     else if nameIs(attribute, "guest") { guest = guest || nameIs(value, "yes") }
                 }
                 let name = text(of: person, .collapse)
+                var images: [Image] = []
+                forEachElement(in: person.content) { child in
+                    if nameIs(child.name, "image"), let image = image(child) { images.append(image) }
+                }
                 if !name.isEmpty {
-                    p.credits.append(Credit(role: role, name: name, character: character?.isEmpty == true ? nil : character, isGuest: guest))
+                    p.credits.append(Credit(role: role, name: name, character: character?.isEmpty == true ? nil : character, isGuest: guest,
+                                            images: images))
                 }
             }
         case .date: p.date = nonEmpty(text(of: element, .collapse))
@@ -134,9 +139,26 @@ extension TapeReader {
             if let rating = rating(element) { p.ratings.append(rating) }
         case .starRating:
             if let rating = rating(element) { p.starRatings.append(rating) }
+        case .image:
+            if let image = image(element) { p.images.append(image) }
         case .other:
             break
         }
+    }
+
+    /// A DTD 0.6 `<image>`: its URL is the text; attributes outside the DTD's values are dropped.
+    private func image(_ element: TapeElement) -> Image? {
+        let src = text(of: element, .collapse)
+        guard !src.isEmpty else { return nil }
+        var image = Image(src: src)
+        forEachAttribute(of: element) { name, value in
+            let text = String(cString: value).normalised(.collapse)
+            if nameIs(name, "type") { image.type = Image.types.contains(text) ? text : nil }
+            else if nameIs(name, "size") { image.size = Image.sizes.contains(text) ? text : nil }
+            else if nameIs(name, "orient") { image.orient = Image.orients.contains(text) ? text : nil }
+            else if nameIs(name, "system") { image.system = text.isEmpty ? nil : text }
+        }
+        return image
     }
 
     private func localized(_ element: TapeElement, _ mode: TextMode, into list: inout [LocalizedText]) {
@@ -149,10 +171,17 @@ extension TapeReader {
         var src = "", width: Int?, height: Int?
         forEachAttribute(of: element) { name, value in
             if nameIs(name, "src") { src = String(cString: value).normalised(.collapse) }
-            else if nameIs(name, "width") { width = Int(String(cString: value)) }
-            else if nameIs(name, "height") { height = Int(String(cString: value)) }
+            else if nameIs(name, "width") { width = Self.dimension(value) }
+            else if nameIs(name, "height") { height = Self.dimension(value) }
         }
         return src.isEmpty ? nil : Icon(src: src, width: width, height: height)
+    }
+
+    /// A width or height in pixels: a non-negative number that fits in 32 bits, else nil.
+    private static func dimension(_ value: UnsafePointer<UInt8>) -> Int? {
+        let text = String(cString: value).normalised(.collapse)
+        guard text.utf8.count <= 9, let n = Int(text), n >= 0 else { return nil }
+        return n
     }
 
     private func fields(_ element: TapeElement, into fields: inout [String: String], known: (UnsafePointer<UInt8>) -> Bool) {

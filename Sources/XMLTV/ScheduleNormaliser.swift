@@ -5,15 +5,15 @@ import Primitives
 /// What the normaliser needs of a programme: its place in the schedule, and its content only for
 /// messages and for telling exact duplicates from conflicting ones.
 public protocol ScheduledProgramme: Sendable {
-/// Start, in UTC seconds since 1970.
+    /// Start, in UTC seconds since 1970.
     var start: Int64 { get }
-/// Stop, in UTC seconds; nil when unknown (the normaliser fills it in where it can).
+    /// Stop, in UTC seconds; nil when unknown (the normaliser fills it in where it can).
     var stop: Int64? { get set }
-/// The `i` of `clumpidx="i/n"`.
+    /// The `i` of `clumpidx="i/n"`.
     var clumpIndex: Int { get }
-/// The `n` of `clumpidx="i/n"`.
+    /// The `n` of `clumpidx="i/n"`.
     var clumpCount: Int { get }
-/// The line of the `<programme>` start tag, for messages.
+    /// The line of the `<programme>` start tag, for messages.
     var line: Int { get }
     /// The first title, for messages.
     var firstTitle: String? { get }
@@ -22,10 +22,10 @@ public protocol ScheduledProgramme: Sendable {
 }
 
 extension XMLTVProgramme: ScheduledProgramme {
-/// The first `<title>`, for messages.
+    /// The first `<title>`, for messages.
     public var firstTitle: String? { titles.first?.text }
 
-/// Whether both are equal but for where they were read (line and hash).
+    /// Whether both are equal but for where they were read (line and hash).
     public func hasSameContent(as other: XMLTVProgramme) -> Bool {
         var a = self
         a.line = other.line
@@ -35,7 +35,7 @@ extension XMLTVProgramme: ScheduledProgramme {
 }
 
 extension ProgrammeRecord: ScheduledProgramme {
-/// Whether both hold the same element (decoded and compared only when their bytes differ).
+    /// Whether both hold the same element (decoded and compared only when their bytes differ).
     public func hasSameContent(as other: ProgrammeRecord) -> Bool {
         sourceHash == other.sourceHash && tape == other.tape || decoded().hasSameContent(as: other.decoded())
     }

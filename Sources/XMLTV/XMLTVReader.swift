@@ -30,16 +30,16 @@ private final class ErrorSink {
 ///
 /// See <doc:GettingStarted>.
 public final class XMLTVReader {
-/// The file being read, as given.
+    /// The file being read, as given.
     public let path: String
-/// The options it reads with.
+    /// The options it reads with.
     public let options: XMLTVReaderOptions
     /// True when the file starts with the gzip magic bytes (the name does not matter).
     public let isGzip: Bool
 
     /// Reading-time warnings, at most `options.maxWarnings`; see `suppressedWarningCount`.
     public private(set) var warnings: [XMLTVWarning] = []
-/// Warnings beyond `options.maxWarnings`, counted but not kept.
+    /// Warnings beyond `options.maxWarnings`, counted but not kept.
     public private(set) var suppressedWarningCount = 0
 
     /// Bytes of XML consumed so far (uncompressed bytes for a gzip file).

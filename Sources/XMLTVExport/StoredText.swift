@@ -45,6 +45,21 @@ enum StoredText {
         return (StoredBytes(rebasing: line[..<cut]), StoredBytes(rebasing: line[(cut + 1)...]))
     }
 
+    /// The first `count - 1` tab-separated fields of a line and the rest as the last (empty
+    /// fields when the line has fewer tabs): the `icons` and `images` lines.
+    static func tabFields(_ line: StoredBytes, count: Int) -> [StoredBytes] {
+        var fields: [StoredBytes] = []
+        fields.reserveCapacity(count)
+        var from = 0
+        while fields.count < count - 1 {
+            let end = line[from...].firstIndex(of: 0x09) ?? line.count
+            fields.append(StoredBytes(rebasing: line[from..<end]))
+            from = min(end + 1, line.count)
+        }
+        fields.append(StoredBytes(rebasing: line[from...]))
+        return fields
+    }
+
     /// The element a further-language line belongs to.
     enum Tag { case title, subTitle, desc }
 

@@ -8,6 +8,8 @@ struct StoredChannel {
     var otherNames: StoredBytes?
     var icon: StoredBytes?
     var url: StoredBytes?
+    /// Every icon with its size, `width\theight\tsrc` lines; nil when `icon` says it all.
+    var icons: StoredBytes?
 }
 
 /// A stored programme as the bytes and numbers of the row being read, in the import's
@@ -42,6 +44,10 @@ struct StoredProgramme {
     var subtitles: StoredBytes?
     var rating: StoredBytes?
     var starRating: StoredBytes?
+    /// As `StoredChannel.icons`.
+    var icons: StoredBytes?
+    /// DTD 0.6 images, `type\tsize\torient\tsystem\tsrc` lines.
+    var images: StoredBytes?
 }
 
 /// Writes an XMLTV document element by element, in the order of the XMLTV DTD
@@ -76,9 +82,55 @@ struct XMLTVDocumentWriter {
         if let first = channel.displayName { name(first) }
         StoredText.forEachLine(channel.otherNames) { name($0) }
         if !named { element("display-name", channel.id) }
-        if let icon = channel.icon { self.icon(icon) }
+        icons(channel.icon, channel.icons)
         if let url = channel.url { element("url", url) }
         xml.raw("  </channel>\n")
+        try flushIfFull()
+    }
+
+    /// A playlist's `<channel>` (`PlaylistGuideExporter`): under the playlist's id, the entry's
+    /// name then the guide channel's display names (each once), its icons, else the playlist's logo.
+    mutating func write(playlistChannel id: String, names: [String], guide: StoredChannel?, logo: String?) throws {
+        xml.raw("  <channel id=\"")
+        xml.attribute(id)
+        xml.raw("\">\n")
+        var written: [String] = []
+        func name(_ text: String) {
+            guard !text.isEmpty, !written.contains(text) else { return }
+            written.append(text)
+            xml.raw("    <display-name>")
+            xml.text(text)
+            xml.raw("</display-name>\n")
+        }
+        for n in names { name(n) }
+        if let guide {
+            if let first = guide.displayName { name(String(decoding: first, as: UTF8.self)) }
+            StoredText.forEachLine(guide.otherNames) { name(String(decoding: $0, as: UTF8.self)) }
+        }
+        if written.isEmpty { name(id) }
+        if let guide, guide.icon != nil || guide.icons != nil {
+            icons(guide.icon, guide.icons)
+        } else if let logo {
+            xml.raw("    <icon src=\"")
+            xml.attribute(logo)
+            xml.raw("\"/>\n")
+        }
+        if let url = guide?.url { element("url", url) }
+        xml.raw("  </channel>\n")
+        try flushIfFull()
+    }
+
+    /// A placeholder programme ("fill"): times and a title, nothing else.
+    mutating func writePlaceholder(start: Int64, stop: Int64, channel: StoredBytes, title: String) throws {
+        xml.raw("  <programme start=\"")
+        time(start)
+        xml.raw("\" stop=\"")
+        time(stop)
+        xml.raw("\" channel=\"")
+        xml.attribute(channel)
+        xml.raw("\">\n    <title>")
+        xml.text(title.isEmpty ? "(untitled)" : title)
+        xml.raw("</title>\n  </programme>\n")
         try flushIfFull()
     }
 
@@ -118,7 +170,7 @@ struct XMLTVDocumentWriter {
             xml.append(integer: length)
             xml.raw("</length>\n")
         }
-        if let icon = p.icon { self.icon(icon) }
+        icons(p.icon, p.icons)
         if let url = p.url { element("url", url) }
         StoredText.forEachLine(p.country) { element("country", $0) }
         // An xmltv_ns number that breaks its own grammar ("00.05") is left out: tv_validate_file
@@ -158,6 +210,7 @@ struct XMLTVDocumentWriter {
         }
         StoredText.forEachLine(p.rating) { rating("rating", $0) }
         StoredText.forEachLine(p.starRating) { rating("star-rating", $0) }
+        StoredText.forEachLine(p.images) { image($0, indent: "    ") }
         xml.raw("  </programme>\n")
         try flushIfFull()
     }
@@ -181,8 +234,8 @@ struct XMLTVDocumentWriter {
 
     /// The credit keys a `MemberStream` reads (`TVModel.creditKeys`' texts, then the guest flag).
     enum Credit {
-        static let keys = ["role", "name", "character"]
-        static let role = 0, name = 1, character = 2
+        static let keys = ["role", "name", "character", "images"]
+        static let role = 0, name = 1, character = 2, images = 3
         static let flagKey = "isGuest"
     }
 
@@ -216,6 +269,7 @@ struct XMLTVDocumentWriter {
                         }
                         xml.raw(">")
                         xml.text(credits.text(i, Credit.name) ?? StoredText.empty)
+                        StoredText.forEachLine(credits.text(i, Credit.images)) { image($0, indent: nil) }
                         xml.raw("</")
                         xml.raw(roleName)
                         xml.raw(">\n")
@@ -278,6 +332,47 @@ struct XMLTVDocumentWriter {
         xml.raw("    <icon src=\"")
         xml.attribute(src)
         xml.raw("\"/>\n")
+    }
+
+    /// Every icon (`icons` lines, with sizes), else the one `icon`.
+    private mutating func icons(_ icon: StoredBytes?, _ icons: StoredBytes?) {
+        guard icons != nil else {
+            if let icon { self.icon(icon) }
+            return
+        }
+        StoredText.forEachLine(icons) { line in
+            let fields = StoredText.tabFields(line, count: 3)
+            xml.raw("    <icon src=\"")
+            xml.attribute(fields[2])
+            xml.raw("\"")
+            if !fields[0].isEmpty {
+                xml.raw(" width=\"")
+                xml.attribute(fields[0])
+                xml.raw("\"")
+            }
+            if !fields[1].isEmpty {
+                xml.raw(" height=\"")
+                xml.attribute(fields[1])
+                xml.raw("\"")
+            }
+            xml.raw("/>\n")
+        }
+    }
+
+    /// `<image type size orient system>src</image>` from a `type\tsize\torient\tsystem\tsrc` line,
+    /// on a line of its own at `indent`, or inline (inside a credit) without one.
+    private mutating func image(_ line: StoredBytes, indent: StaticString?) {
+        let fields = StoredText.tabFields(line, count: 5)
+        if let indent { xml.raw(indent) }
+        xml.raw("<image")
+        for (i, name) in [(0, " type=\"" as StaticString), (1, " size=\""), (2, " orient=\""), (3, " system=\"")] where !fields[i].isEmpty {
+            xml.raw(name)
+            xml.attribute(fields[i])
+            xml.raw("\"")
+        }
+        xml.raw(">")
+        xml.text(fields[4])
+        xml.raw(indent == nil ? "</image>" : "</image>\n")
     }
 
     /// `<video>` or `<audio>` from `key=value` lines: the known keys in the DTD's order.

@@ -42,7 +42,8 @@ public struct XMLTVExporter {
                 let channel = StoredChannel(id: channels.text(at: ChannelColumn.xmltvId) ?? StoredText.empty,
                                             displayName: channels.text(at: ChannelColumn.displayName),
                                             otherNames: channels.text(at: ChannelColumn.otherNames),
-                                            icon: channels.text(at: ChannelColumn.icon), url: channels.text(at: ChannelColumn.url))
+                                            icon: channels.text(at: ChannelColumn.icon), url: channels.text(at: ChannelColumn.url),
+                                            icons: channels.text(at: ChannelColumn.icons))
                 try writer.write(channel)
                 shown.append((id, Array(channel.id)))
             }
@@ -86,8 +87,8 @@ public struct XMLTVExporter {
 
 /// The channel keys the export reads, and their places in a fetched row.
 enum ChannelColumn {
-    static let keys = ["xmltvId", "displayName", "otherNames", "icon", "url", "hidden"]
-    static let xmltvId = 0, displayName = 1, otherNames = 2, icon = 3, url = 4, hidden = 5
+    static let keys = ["xmltvId", "displayName", "otherNames", "icon", "url", "hidden", "icons"]
+    static let xmltvId = 0, displayName = 1, otherNames = 2, icon = 3, url = 4, hidden = 5, icons = 6
 }
 
 /// The programme keys the export reads (`TVModel.programmeKeys` that XMLTV has), their
@@ -96,7 +97,7 @@ enum ProgrammeColumn {
     static let keys = ["start", "stop", "clumpIndex", "clumpCount", "title", "subTitle", "desc", "otherLanguages", "date",
                        "keywords", "language", "originalLanguage", "length", "icon", "url", "country", "episodeNum", "video",
                        "audio", "previouslyShown", "previouslyShownStart", "premiere", "lastChance", "isNew", "subtitles",
-                       "rating", "starRating"]
+                       "rating", "starRating", "icons", "images"]
 
     /// The current row of a cursor over `keys`.
     static func programme(_ row: ObjectCursor) -> StoredProgramme {
@@ -110,6 +111,7 @@ enum ProgrammeColumn {
             length: integer(12), icon: row.text(at: 13), url: row.text(at: 14), country: row.text(at: 15),
             episodeNum: row.text(at: 16), video: row.text(at: 17), audio: row.text(at: 18), previouslyShown: flag(19),
             previouslyShownStart: row.text(at: 20), premiere: flag(21), lastChance: flag(22), isNew: flag(23),
-            subtitles: row.text(at: 24), rating: row.text(at: 25), starRating: row.text(at: 26))
+            subtitles: row.text(at: 24), rating: row.text(at: 25), starRating: row.text(at: 26), icons: row.text(at: 27),
+            images: row.text(at: 28))
     }
 }

@@ -40,6 +40,10 @@ public struct ImportOptions: Sendable {
     /// channels it shares, describe rows mapped by the old rules, so they are forgotten first and
     /// the merge compares values.
     public var forgetsContentHashes = false
+    /// The config's timeshifted channels, made again from their originals at the end of the
+    /// import (`TimeshiftDeriver`); with none, channels an earlier rule made are removed; nil
+    /// (no config given) leaves them as they are.
+    public var timeshifts: [TimeshiftRule]?
 
     public init(source: String, force: Bool = false, maxDeleteShare: Double = 0.2, collectChanges: Bool = false,
                 reader: XMLTVReaderOptions = .init(), now: Int64 = Int64(Date().timeIntervalSince1970)) {
@@ -342,8 +346,14 @@ public final class GuideImporter {
         // The resolution's writes are the shown guide's, not this source's: not listed as its changes.
         collector.isPaused = true
         try resolveSharedChannels()
+        let derived = try options.timeshifts.map {
+            try TimeshiftDeriver(context: context, rules: $0, overwritable: overwritable,
+                                 programmeInsertValues: options.programmeInsertValues, stamps: options.updateStamps).derive()
+        } ?? (channels: MergeTally(), programmes: MergeTally())
         report.shownChannels = ownChannels
+        report.shownChannels += derived.channels
         report.shownProgrammes = ownProgrammes
+        report.shownProgrammes += derived.programmes
         if let resolver {
             report.shownChannels += resolver.channels
             report.shownProgrammes += resolver.programmes

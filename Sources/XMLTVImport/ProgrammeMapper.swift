@@ -16,13 +16,13 @@ public enum ListingsMapper {
     public static func channel(_ c: XMLTVChannel) -> IncomingObject {
         let (first, rest) = split(c.displayNames)
         return IncomingObject(values: [
-            .string(c.id), text(first?.text), text(lines(rest)), text(c.icons.first?.src), text(c.urls.first),
+            .string(c.id), text(first?.text), text(lines(rest)), text(c.icons.first?.src), text(c.urls.first), text(icons(c.icons)),
         ])
     }
 
     /// A channel known only from its programmes: its id is all we have.
     public static func bareChannel(_ id: String) -> IncomingObject {
-        IncomingObject(values: [.string(id), .null, .null, .null, .null])
+        IncomingObject(values: [.string(id), .null, .null, .null, .null, .null])
     }
 
     public static func programme(_ p: XMLTVProgramme) -> IncomingObject {
@@ -51,13 +51,15 @@ public enum ListingsMapper {
             text(p.subtitles.isEmpty ? nil : p.subtitles.map { $0.isEmpty ? "untyped" : $0 }.joined(separator: "\n")),
             text(p.ratings.isEmpty ? nil : p.ratings.map { "\($0.system ?? "")=\($0.value)" }.joined(separator: "\n")),
             text(p.starRatings.isEmpty ? nil : p.starRatings.map { "\($0.system ?? "")=\($0.value)" }.joined(separator: "\n")),
+            text(icons(p.icons)), text(images(p.images)),
         ]
         // Owned members, sorted by their identifier (the merge walks them as a sorted stream);
         // the same person in the same role twice is one credit: the first one listed.
         var credits: [IncomingObject] = []
         credits.reserveCapacity(p.credits.count)
         for (i, c) in p.credits.enumerated() {
-            credits.append(IncomingObject(values: [.string(c.role), .string(c.name), text(c.character), .bool(c.isGuest), .integer(Int64(i))]))
+            credits.append(IncomingObject(values: [.string(c.role), .string(c.name), text(c.character), .bool(c.isGuest), .integer(Int64(i)),
+                                          text(images(c.images))]))
         }
         var categories: [IncomingObject] = []
         categories.reserveCapacity(p.categories.count)
@@ -81,7 +83,7 @@ public enum ListingsMapper {
     /// may have been inferred or repaired): equal for equal values, whichever way it was mapped.
     private static func contentHash(_ sourceHash: UInt64, _ p: some ScheduledProgramme) -> Int64 {
         // Bump with any change to the mapping above, so stored hashes stop matching.
-        let mappingVersion: Int64 = 1
+        let mappingVersion: Int64 = 2   // 2: icons with sizes, images
         var h = ContentHash.Accumulator(sourceHash)
         for n in [mappingVersion, p.start, p.stop ?? Int64.min, Int64(p.clumpIndex), Int64(p.clumpCount)] { h.add(n) }
         return h.value
@@ -117,6 +119,19 @@ public enum ListingsMapper {
             unique.append(m)
         }
         return unique
+    }
+
+    /// Every icon as a `width\theight\tsrc` line (`TVModel`'s `icons`), or nil when the first
+    /// icon's URL (`icon`) says it all: one icon without a size.
+    static func icons(_ icons: [Icon]) -> String? {
+        if icons.isEmpty || (icons.count == 1 && icons[0].width == nil && icons[0].height == nil) { return nil }
+        return icons.map { "\($0.width.map(String.init) ?? "")\t\($0.height.map(String.init) ?? "")\t\($0.src)" }.joined(separator: "\n")
+    }
+
+    /// Every image as a `type\tsize\torient\tsystem\tsrc` line (`TVModel`'s `images`), nil for none.
+    static func images(_ images: [Image]) -> String? {
+        images.isEmpty ? nil : images.map { "\($0.type ?? "")\t\($0.size ?? "")\t\($0.orient ?? "")\t\($0.system ?? "")\t\($0.src)" }
+            .joined(separator: "\n")
     }
 
     private static func integer(_ n: Int?) -> Value { n.map { .integer(Int64($0)) } ?? .null }

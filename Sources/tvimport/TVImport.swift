@@ -236,11 +236,15 @@ struct Export: ParsableCommand {
             Examples:
               tvimport export --db tv.sqlite --out /var/www/tv --config /etc/tvimport/config.json
               tvimport export --db tv.sqlite --xmltv /srv/media/guide.xml.gz
+              tvimport export --db tv.sqlite --xmltv /srv/media/kodi.xml --playlist /srv/media/kodi.m3u
+
+            With --playlist the XMLTV file holds exactly the playlist's channels, in its order, each under the entry's tvg-id: an entry is matched by canonical id or alias, else by tvg-id or tvg-name equal to a display name (case, accents, spaces, punctuation, a bracketed note and a last HD, FHD, UHD or 4K ignored; a +1 never ignored); iptv-org's ID@FEED matches as ID, ID@PlusN is ID moved N hours when the guide has no channel of its own for it; tvg-shift moves the entry's times. Entries that match nothing are named on standard error with the nearest display names; the config's "fill" gives them, and the gaps of the others, placeholder programmes.
             """)
 
     @OptionGroup var database: DatabaseOption
     @Option(help: "The output directory (default: the config's output, else ./feeds).") var out: String?
     @Option(help: "The XMLTV file to write (gzip when it ends in .gz).") var xmltv: String?
+    @Option(help: "With --xmltv: write only this M3U playlist's channels, in its order, under its tvg-ids.") var playlist: String?
     @Option(help: "A config file for filtered feeds, base URL and windows.") var config: String?
     @Option(help: "How many hours of the past the feeds keep (default: the config's, else 24).") var pastHours: Int?
 
@@ -255,7 +259,10 @@ struct Export: ParsableCommand {
             export.config = cfg
             export.pastHours = pastHours
             export.xmltv = xmltv
-            return try export.run()
+            export.playlist = playlist
+            let result = try export.run()
+            for line in export.warnings { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+            return result
         }
     }
 }
@@ -271,16 +278,26 @@ struct Channels: ParsableCommand {
             Examples:
               tvimport channels --db tv.sqlite --source uk
               tvimport channels --db tv.sqlite --unmapped
+              tvimport channels --db tv.sqlite --playlist kodi.m3u
+
+            --playlist shows each entry of an M3U playlist with the channel it matches and why (as export --playlist matches), or the nearest display names when it matches none.
             """)
 
     @OptionGroup var database: DatabaseOption
     @OptionGroup var configuration: ConfigOption
     @Option(help: "Only this source's channels.") var source: String?
     @Flag(help: "Suggest aliases for channels that look like another source's.") var unmapped = false
+    @Option(help: "Show how each entry of this M3U playlist matches the guide's channels.") var playlist: String?
     @Option(help: "Output format.") var format: OutputFormat = .text
 
     func run() throws {
-        finish { (try ChannelsCommand.run(database: database.resolved(config: try configuration.load()), source: source, unmapped: unmapped, json: format == .json), .success) }
+        finish {
+            let cfg = try configuration.load()
+            if let playlist {
+                return (try ChannelsCommand.run(database: database.resolved(config: cfg), playlist: playlist, config: cfg, json: format == .json), .success)
+            }
+            return (try ChannelsCommand.run(database: database.resolved(config: cfg), source: source, unmapped: unmapped, json: format == .json), .success)
+        }
     }
 }
 

@@ -6,7 +6,8 @@ import Testing
 
 /// One truth (README "Change files"): random sequences of whole commands, run as users run them
 /// (the `tvimport` binary: `run --config`, `import --config`, `edit --config`, `undo --config`,
-/// `apply` onto a copy, config changes of aliases and priorities, new guide revisions), and after
+/// `apply` onto a copy, config changes of aliases, priorities and a timeshifted channel, new guide
+/// revisions), and after
 /// every step the database, the feeds and the XMLTV file the config names must equal what a fresh
 /// database gets from the same effective inputs: each source's last applied guide with the rules
 /// it was applied with, then the edits still in force. Every undo must also give back exactly
@@ -69,6 +70,10 @@ import Testing
         ["import s1 r0", "revise s1", "import s1", "undo", "edit", "undo", "page-redo"],
         // Priorities remembered by an import are put back by its undo.
         ["run", "priority s2 5", "import s2", "undo", "import s1"],
+        // A timeshifted channel follows its original's imports and undos, and a config change
+        // of it applies at the next run, downloads unchanged (issue 38).
+        ["run", "timeshift on", "run", "revise s1", "run", "undo", "timeshift off", "run", "undo"],
+        ["timeshift on", "import s1 r0", "edit", "revise s1", "import s1", "undo", "undo", "timeshift off", "import s2"],
     ])
     func keptSequences(_ names: [String]) throws {
         let world = try World(seed: 99)
@@ -89,6 +94,8 @@ enum Operation: CustomStringConvertible, Equatable {
     case edit(channel: String, value: String)
     case alias(Bool)
     case priority(String, Int)
+    /// The config's timeshifted channel `a1.tv` (a.tv 90 minutes later) added or removed.
+    case timeshift(Bool)
     /// An edit saved in `serve`'s page, its "Undo the last change" and "Redo".
     case serveEdit(channel: String, value: String)
     case pageUndo
@@ -104,6 +111,7 @@ enum Operation: CustomStringConvertible, Equatable {
         case "edit": self = .edit(channel: "a.tv", value: "Mine")
         case "alias": self = .alias(w[1] == "on")
         case "priority": self = .priority(w[1], Int(w[2]) ?? 0)
+        case "timeshift": self = .timeshift(w[1] == "on")
         case "serve-edit": self = .serveEdit(channel: "a.tv", value: "Den")
         case "page-undo": self = .pageUndo
         case "page-redo": self = .pageRedo
@@ -120,6 +128,7 @@ enum Operation: CustomStringConvertible, Equatable {
         case let .edit(c, v): "edit Channel \(c) customName=\(v)"
         case .alias(let on): "alias \(on ? "on" : "off")"
         case let .priority(s, p): "priority \(s) \(p)"
+        case .timeshift(let on): "timeshift \(on ? "on" : "off")"
         case let .serveEdit(c, v): "serve: edit Channel \(c) customName=\(v)"
         case .pageUndo: "serve: undo"
         case .pageRedo: "serve: redo"
@@ -132,9 +141,11 @@ struct Inputs: Equatable {
     struct Applied: Equatable { var revision: Int; var priority: Int; var aliases: Bool }
     var applied: [String: Applied] = [:]
     var edits: [(channel: String, value: String)] = []
+    /// Whether the timeshifted channel was configured at the last import (every import makes it again).
+    var timeshift = false
 
     static func == (a: Inputs, b: Inputs) -> Bool {
-        a.applied == b.applied && a.edits.map { "\($0.channel)=\($0.value)" } == b.edits.map { "\($0.channel)=\($0.value)" }
+        a.applied == b.applied && a.timeshift == b.timeshift && a.edits.map { "\($0.channel)=\($0.value)" } == b.edits.map { "\($0.channel)=\($0.value)" }
     }
 }
 
@@ -146,6 +157,7 @@ final class World {
     /// The source files' current revision, the config's aliases and priorities.
     var revision: [String: Int] = ["s1": 0, "s2": 0, "s3": 0]
     var aliases = false
+    var timeshift = false
     var priorities: [String: Int] = ["s1": 0, "s2": 0, "s3": 0]
     var inputs = Inputs()
     /// One entry per change recorded in the database: the inputs and the dump before it.
@@ -184,6 +196,7 @@ final class World {
             // serve opens an existing database only.
             return FileManager.default.fileExists(atPath: box.path("tv.sqlite")) ? .serveEdit(channel: channel, value: value) : .run
         case 20..<22: return .alias(!aliases)
+        case 22: return .timeshift(!timeshift)
         default: return .priority(s, [0, 5, 10][random.next(3)])
         }
     }
@@ -278,18 +291,19 @@ final class World {
         try guide(s, rev).write(toFile: box.path("\(s).xml"), atomically: true, encoding: .utf8)
     }
 
-    func config(database: String, output: String, xmltv: String, sources: Bool, aliases: Bool) -> String {
+    func config(database: String, output: String, xmltv: String, sources: Bool, aliases: Bool, timeshift: Bool) -> String {
         let list = Self.sources.map { "{\"name\": \"\($0)\", \"url\": \"\($0).xml\", \"priority\": \(priorities[$0]!)}" }
         return """
             {"database": "\(database)", "output": "\(output)", "xmltv": "\(xmltv)", "retentionDays": 0, "maxDeleteShare": 1,
              "feeds": {"filtered": [{"name": "news", "titlePattern": "News|Weather"}]},
              "sources": [\(sources ? list.joined(separator: ", ") : "")],
-             "channels": {\(aliases ? "\"b.tv\": {\"aliases\": [\"B.HD\"]}" : "")}}
+             "channels": {\([aliases ? "\"b.tv\": {\"aliases\": [\"B.HD\"]}" : nil,
+                              timeshift ? "\"a1.tv\": {\"timeshiftOf\": \"a.tv\", \"hours\": 1.5}" : nil].compactMap { $0 }.joined(separator: ", "))}}
             """
     }
 
     func writeConfig() throws {
-        try box.write("config.json", config(database: "tv.sqlite", output: "feeds", xmltv: "guide.xml", sources: true, aliases: aliases))
+        try box.write("config.json", config(database: "tv.sqlite", output: "feeds", xmltv: "guide.xml", sources: true, aliases: aliases, timeshift: timeshift))
     }
 
     // MARK: Steps
@@ -312,15 +326,21 @@ final class World {
             priorities[s] = p
             try writeConfig()
             return nil
+        case .timeshift(let on):
+            timeshift = on
+            try writeConfig()
+            return nil
         case .run:
             let r = try box.run(["run", "--config", "config.json", "--quiet"])
             guard r.status == 0 else { return "run exited \(r.status): \(r.stderr)" }
             for s in Self.sources { inputs.applied[s] = .init(revision: revision[s]!, priority: priorities[s]!, aliases: aliases) }
+            inputs.timeshift = timeshift
         case let .importSource(s, rev):
             let file = rev.map { revisionFile(s, $0) } ?? box.path("\(s).xml")
             let r = try box.run(["import", "--config", "config.json", "--source", s, "--priority", "\(priorities[s]!)", "--force", "--quiet", file])
             guard r.status == 0 else { return "import exited \(r.status): \(r.stderr)" }
             inputs.applied[s] = .init(revision: rev ?? revision[s]!, priority: priorities[s]!, aliases: aliases)
+            inputs.timeshift = timeshift
         case let .edit(channel, value):
             let r = try box.run(["edit", "--config", "config.json", "Channel", channel, "customName=\(value)"])
             guard r.status == 0 else {
@@ -407,14 +427,14 @@ final class World {
         for (s, applied) in inputs.applied.sorted(by: { $0.key < $1.key }) {
             let configName = "\(name)/\(s).json"
             try box.write(configName, config(database: "\(name)/tv.sqlite", output: "\(name)/feeds", xmltv: "\(name)/guide.xml",
-                                             sources: false, aliases: applied.aliases))
+                                             sources: false, aliases: applied.aliases, timeshift: inputs.timeshift))
             let r = try box.run(["import", "--config", configName, "--source", s, "--priority", "\(applied.priority)", "--force", "--quiet",
                                  revisionFile(s, applied.revision)])
             guard r.status == 0 else { return "fresh import of \(s) exited \(r.status): \(r.stderr)" }
         }
         let freshConfig = "\(name)/edits.json"
         try box.write(freshConfig, config(database: "\(name)/tv.sqlite", output: "\(name)/feeds", xmltv: "\(name)/guide.xml",
-                                          sources: false, aliases: aliases))
+                                          sources: false, aliases: aliases, timeshift: inputs.timeshift))
         for (channel, value) in inputs.edits {
             let r = try box.run(["edit", "--config", freshConfig, "Channel", channel, "customName=\(value)"])
             guard r.status == 0 else { return "fresh edit exited \(r.status): \(r.stderr)" }

@@ -70,7 +70,7 @@ import XMLTV
         #expect(p.descriptions == [LocalizedText(text: "Line one.\n      Line two.", lang: "en")])
         #expect(p.credits == [
             Credit(role: "director", name: "Jane Doe"),
-            Credit(role: "actor", name: "Ann Smith", character: "Herself", isGuest: true),
+            Credit(role: "actor", name: "Ann Smith", character: "Herself", isGuest: true, images: [Image(src: "http://x/a.jpg")]),
             Credit(role: "guest", name: "Bob", isGuest: true),
         ])
         #expect(p.date == "2024")

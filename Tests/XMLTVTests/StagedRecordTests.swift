@@ -28,7 +28,7 @@ import Testing
       <premiere/><last-chance/><new/>
       <subtitles type="teletext"/><subtitles/>
       <rating system="BBFC"><value>15</value></rating><rating><value>PG</value></rating>
-      <star-rating><value>3/5</value></star-rating>
+      <star-rating><value>3/5</value></star-rating><image type="poster" size="2" orient="P" system="tvdb">http://x/poster.jpg</image>
     </programme>
     <programme channel="c" start="20260101000000 +0000"><title>No stop</title></programme>
     """)

@@ -239,7 +239,7 @@ _tvimport_export() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --out --xmltv --config --past-hours)
+    non_repeating_options=(--db --out --xmltv --playlist --config --past-hours)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
@@ -251,6 +251,9 @@ _tvimport_export() {
         return
         ;;
     '--xmltv')
+        return
+        ;;
+    '--playlist')
         return
         ;;
     '--config')
@@ -266,7 +269,7 @@ _tvimport_channels() {
     repeating_flags=()
     non_repeating_flags=(--unmapped --version -h --help)
     repeating_options=()
-    non_repeating_options=(--db --config --source --format)
+    non_repeating_options=(--db --config --source --playlist --format)
     __tvimport_offer_flags_options 0
 
     # Offer option value completions
@@ -278,6 +281,9 @@ _tvimport_channels() {
         return
         ;;
     '--source')
+        return
+        ;;
+    '--playlist')
         return
         ;;
     '--format')
