@@ -216,22 +216,35 @@ public enum ApplyCommand {
             let now = try ChangeRegister.describe(entry, in: store)
             throw JobError(.tempFail, "the newest change is now \(now.about), made \(now.time), not the one confirmed; nothing changed")
         }
-        let document: ChangeDocument
-        do { document = try ChangeDocument(contentsOfFile: entry.path) } catch {
-            let missing = !FileManager.default.fileExists(atPath: entry.path)
-            log(missing ? .noInput : .dataError, "change file of \(entry.runID) unreadable")
-            throw JobError(missing ? .noInput : .dataError, "cannot undo the import \(entry.runID): its change file \(entry.path) "
-                           + (missing ? "is missing (removed, or pruned after changeFilesDays)" : "is unreadable: \(error)") + "; nothing changed")
+        func document() throws -> ChangeDocument {
+            do { return try ChangeDocument(contentsOfFile: entry.path) } catch {
+                let missing = !FileManager.default.fileExists(atPath: entry.path)
+                log(missing ? .noInput : .dataError, "change file of \(entry.runID) unreadable")
+                throw JobError(missing ? .noInput : .dataError, "cannot undo the import \(entry.runID): its change file \(entry.path) "
+                               + (missing ? "is missing (removed, or pruned after changeFilesDays)" : "is unreadable: \(error)") + "; nothing changed")
+            }
         }
         let what = "undo of \(try ChangeRegister.describe(entry, in: store).about), made \(entry.runID) (\(entry.path))"
         let priorities = try ChangeRegister.priorities(of: entry.runID, in: store)
+        let writtenLast = try ChangeRegister.writeToken(of: entry, in: store)
+        func undone(_ context: ObjectContext) throws {
+            try ChangeRegister.markUndone(entry, in: context)
+            try ChangeRegister.restorePriorities(priorities, in: context)
+            // The sources' rows no longer hold what their last downloads gave.
+            try FetchState.forgetAll(in: context)
+        }
         let report: ApplyReport
         do {
-            report = try UndoTransaction.run(document.inverted(), on: store) { context in
-                try ChangeRegister.markUndone(entry, in: context)
-                try ChangeRegister.restorePriorities(priorities, in: context)
-                // The sources' rows no longer hold what their last downloads gave.
-                try FetchState.forgetAll(in: context)
+            // Nothing wrote since the change (the usual undo, right after an import): the store
+            // holds what the change left, so its inserted objects are deleted with what they own
+            // without reading them from the file. Anything else, and the whole file is read and
+            // every object checked.
+            if let writtenLast, try store.writeToken() == writtenLast,
+               let shallow = try? ChangeDocument(contentsOfFile: entry.path, readingInsertedMembers: false),
+               let trusted = try UndoTransaction.runTrusted(shallow.inverted(), on: store, writtenLast: writtenLast, onSuccess: undone) {
+                report = trusted
+            } else {
+                report = try UndoTransaction.run(document().inverted(), on: store, unlessWrittenSince: writtenLast, onSuccess: undone)
             }
         } catch let error as DiffError {
             log(.dataError, "\(what): \(error)")
@@ -343,6 +356,32 @@ public enum ChangeRegister {
     /// was undone since the last new change).
     static let notRedoable = SideTable(name: "_tvimport_changes_not_redoable", key: "runID", columns: [])
 
+    /// How `undo` knows that nothing wrote after a change (then it need not compare every object
+    /// with the change file): the database's write token (`Store.writeToken`) just after the
+    /// change, and the size and modification time its file had then, so that the file read is the
+    /// one written. Recorded only when nothing else wrote between the change and its record.
+    static let writes = SideTable(name: "_tvimport_change_writes", key: "runID", columns: [
+        AttributeDescription("token", .string, optional: false),
+        AttributeDescription("fileSize", .integer, optional: false),
+        AttributeDescription("fileTime", .integer, optional: false),
+    ])
+
+    /// The size and modification time (nanoseconds) of a file; nil if it cannot be read.
+    static func fileIdentity(_ path: String) -> (size: Int64, time: Int64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
+    }
+
+    /// The write token recorded after the change of `entry`, when its file is still the one
+    /// written then; nil otherwise (or for changes recorded before tokens).
+    static func writeToken(of entry: Entry, in store: Store) throws -> String? {
+        guard let row = try store.row(forKey: entry.runID, in: writes), let token = row["token"]?.stringValue,
+              let file = fileIdentity(entry.path), row["fileSize"]?.integerValue == file.size, row["fileTime"]?.integerValue == file.time
+        else { return nil }
+        return token
+    }
+
     /// Records a change file written for this database (its run id is the file's name), with the
     /// priorities the sources had before the change when it may have set one, and what it was.
     /// Every change undone before it can no longer be redone.
@@ -366,6 +405,11 @@ public enum ChangeRegister {
             try store.create(Self.priorities)
             let after = try SourcePriorities.all(in: store)
             try store.save(["before": .string(text(before)), "after": .string(text(after))], forKey: runID, in: Self.priorities)
+        }
+        // Best effort: without it, `undo` compares every object, as it did before tokens.
+        if let token = store.lastWriteToken, (try? store.writeToken()) == token, let file = fileIdentity(path) {
+            try? store.create(writes)
+            try? store.save(["token": .string(token), "fileSize": .integer(file.size), "fileTime": .integer(file.time)], forKey: runID, in: writes)
         }
         try store.save(["path": .string(path), "recorded": .integer(Int64(Date().timeIntervalSince1970)), "undone": .bool(false)],
                        forKey: runID, in: table)
@@ -420,17 +464,46 @@ public enum ChangeRegister {
 enum UndoTransaction {
     private struct Refused: Error { let report: ApplyReport }
 
-    static func run(_ document: ChangeDocument, on store: Store, onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport {
+    /// `writtenLast`: the store's write token just after the change that `document` reverts
+    /// (`ChangeRegister.writeToken(of:in:)`). When the store still has it, nothing wrote since:
+    /// the store holds what the document expects, and its objects are only found, not compared
+    /// (undoing a first import at the speed of the import, issue 33).
+    static func run(_ document: ChangeDocument, on store: Store, unlessWrittenSince writtenLast: String? = nil,
+                    onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport {
         guard document.model == store.fingerprint else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
         do {
             return try store.write { context in
-                let report = try document.apply(in: context)
+                // Read in the transaction: nothing can write between this and the changes.
+                let unchanged = try writtenLast != nil && context.withDatabase { try Store.writeToken(in: $0) } == writtenLast
+                let report = try document.apply(in: context, storeIsAsExpected: unchanged)
                 if !report.conflicts.isEmpty { throw Refused(report: report) }
                 try onSuccess(context)
                 return report
             }.result
         } catch let refused as Refused {
             return refused.report
+        }
+    }
+
+    private struct NotTrusted: Error {}
+
+    /// `run` of a document read without its inserts' members (`ChangeDocument(contentsOfFile:readingInsertedMembers:)`),
+    /// trusting the store: only when it still has the write token `writtenLast` in the
+    /// transaction, and only when everything applies. Nil (and nothing changed) otherwise: then
+    /// the caller reads the whole file and checks.
+    static func runTrusted(_ document: ChangeDocument, on store: Store, writtenLast: String,
+                           onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport? {
+        guard document.model == store.fingerprint else { return nil }
+        do {
+            return try store.write { context in
+                guard try context.withDatabase({ try Store.writeToken(in: $0) }) == writtenLast else { throw NotTrusted() }
+                let report = try document.apply(in: context, storeIsAsExpected: true)
+                if !report.conflicts.isEmpty { throw NotTrusted() }
+                try onSuccess(context)
+                return report
+            }.result
+        } catch is NotTrusted {
+            return nil
         }
     }
 }

@@ -102,6 +102,46 @@ import TestSupport
         }
     }
 
+    /// Read without the members of inserts (`undo` trusting the store), a document has the
+    /// same roots with the same values, and counts every object it did not read: on recorded
+    /// change files, and on random documents (nil where a member list holds more than inserts).
+    @Test(arguments: 0..<8) func insertedMembersAreCountedWhereNotRead(seed: UInt64) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reader-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try People.store()
+        let recorder = try ChangeRecorder(model: store.model, path: directory.path + "/first.json")
+        store.addObserver(recorder)
+        try randomPeople(store, seed: seed)
+        try recorder.finish()
+        var generator = Generator(rng: SplitMix64(seed: seed))
+        let random = ChangeDocument(model: "m", changes: (0..<6).map { _ in generator.node(depth: 0) })
+        try random.write(toFile: directory.path + "/random.json")
+        for name in ["first.json", "random.json"] {
+            let path = directory.path + "/" + name
+            let whole = try ChangeDocument(contentsOfFile: path)
+            guard let counted = try ChangeDocument(contentsOfFile: path, readingInsertedMembers: false) else {
+                func onlyInserts(_ node: ObjectDiff) -> Bool {
+                    node.relationships.values.allSatisfy { $0.members.allSatisfy { $0.change == .insert && onlyInserts($0) } }
+                }
+                func countable(_ node: ObjectDiff) -> Bool {
+                    (node.change == .insert ? onlyInserts(node) : true) && node.relationships.values.allSatisfy { $0.members.allSatisfy(countable) }
+                }
+                #expect(!whole.changes.allSatisfy(countable), "seed \(seed), \(name): countable, yet not counted")
+                continue
+            }
+            #expect(counted.changedObjectCount == whole.changedObjectCount, "seed \(seed), \(name)")
+            #expect(counted.objectCount == whole.objectCount, "seed \(seed), \(name)")
+            #expect(counted.changes.map(\.reference) == whole.changes.map(\.reference), "seed \(seed), \(name)")
+            #expect(counted.changes.map(\.attributes) == whole.changes.map(\.attributes), "seed \(seed), \(name)")
+            for (c, w) in zip(counted.changes, whole.changes) where c.change == .insert {
+                #expect(c.relationships.values.allSatisfy { $0.members.isEmpty }, "seed \(seed): an insert's members are not read")
+                #expect(c.unreadMembers == w.objectCount - 1)
+            }
+            if name == "first.json" { #expect(counted.changes.contains { $0.unreadMembers > 0 }, "seed \(seed): a first import has members") }
+        }
+    }
+
     // MARK: Corner cases
 
     @Test func cornerCasesReadAlike() throws {

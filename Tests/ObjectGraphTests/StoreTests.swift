@@ -172,4 +172,58 @@ import Testing
         #expect(after.1 == before.1)
         #expect(try store.read { try $0.count("Channel") } == 1)
     }
+
+    /// The write token (`Store.writeToken`) tells `undo` whether anything wrote after a change:
+    /// every transaction of the library that writes a row sets a new one, one that writes nothing
+    /// leaves the database as it was, and any other writer (here GRDB on a connection of its own,
+    /// as sqlite3 would) sets one through the triggers, rows of every table alike.
+    @Test func theWriteTokenChangesWithEveryWriteByAnyWriter() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        #expect(try store.writeToken() == nil)
+        let channel = try store.write { try $0.insert("Channel", ["id": .string("bbc1")]) }.result
+        let first = try #require(try store.writeToken())
+        #expect(store.lastWriteToken == first)
+        try store.write { _ in }
+        try store.write(dryRun: true) { try $0.update(channel, ["name": .string("BBC One")]) }
+        #expect(try store.writeToken() == first, "a transaction that wrote no row, or rolled back, keeps the token")
+        try store.write { try $0.update(channel, ["name": .string("BBC One")]) }
+        let second = try #require(try store.writeToken())
+        #expect(second != first && store.lastWriteToken == second)
+
+        let outside = try DatabaseQueue(path: file.path)
+        for sql in ["UPDATE Channel SET name = 'BBC 1'", "INSERT INTO Genre (name) VALUES ('news')", "DELETE FROM Genre"] {
+            let before = try store.writeToken()
+            try outside.write { try $0.execute(sql: sql) }
+            let after = try store.writeToken()
+            #expect(after != before && after?.hasPrefix("outside ") == true, "\(sql): \(String(describing: after))")
+            #expect(store.lastWriteToken == second, "the store's own last write is still its own")
+        }
+        let before = try store.writeToken()
+        try store.withDatabase { try $0.execute(sql: "UPDATE Channel SET name = 'BBC One'") }
+        #expect(try store.writeToken() != before, "raw writes through the store count too")
+    }
+
+    /// A database made before the write triggers gets them from the first writer that opens it;
+    /// a reader opens it as it is.
+    @Test func aDatabaseWithoutWriteTriggersGetsThem() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        func triggers() throws -> Int {
+            try DatabaseQueue(path: file.path).read { try Int.fetchOne($0, sql: "SELECT count(*) FROM sqlite_master WHERE type = 'trigger'") ?? 0 }
+        }
+        _ = try Store(path: file.path, model: Guide.model())
+        let all = try triggers()
+        #expect(all == 3 * Schema(model: try Guide.model()).tables.count)
+        try DatabaseQueue(path: file.path).write { db in
+            for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger'") {
+                try db.execute(sql: "DROP TRIGGER \(quote(name))")
+            }
+        }
+        _ = try Store(path: file.path, model: Guide.model(), readOnly: true)
+        #expect(try triggers() == 0)
+        _ = try Store(path: file.path, model: Guide.model())
+        #expect(try triggers() == all)
+    }
 }

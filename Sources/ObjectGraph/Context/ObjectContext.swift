@@ -178,6 +178,7 @@ public final class ObjectContext {
         // What is recorded was decided per entity for the observers so far: decide again.
         flushInsertCounts()
         insertPlans.removeAll()
+        subtreeDeletePlans.removeAll()
         entityObserved.removeAll()
         relationshipObserved.removeAll()
         observers.append(observer)
@@ -774,7 +775,12 @@ public final class ObjectContext {
         // deep in the cascade leaves the objects as they were (the caller may carry on).
         var visited = Set<ObjectID>()
         try checkDeletable(id, &visited)
-        try deleteChecked(id)
+        let entity = try model.requireEntity(id.entity)
+        if deletesSubtreesInBulk, let plan = subtreeDeletePlan(entity) {
+            try deleteSubtree(id, plan)
+        } else {
+            try deleteChecked(id)
+        }
     }
 
     private func checkDeletable(_ id: ObjectID, _ visited: inout Set<ObjectID>) throws {
@@ -842,6 +848,177 @@ public final class ObjectContext {
             if let owner = foreignKeys[r.name] { noteInverse(of: r, owner: owner, member: id, added: false) }
         }
         for target in cascadeTargets where try object(target, keys: []) != nil { try deleteChecked(target) }
+    }
+
+    // MARK: Deleting owned subtrees in bulk
+
+    // Undoing a first import deletes every object of the guide: object by object, each one cost
+    // a query per relationship to list its members, one to read it and one to delete it (issue
+    // 33). Where the cascade only meets owned to-many members that hold the key to their owner,
+    // a subtree is read a level at a time (the members of many owners per query), then deleted
+    // with a statement per table and level, and observers are told exactly what `deleteChecked`
+    // tells them, in its order (ObjectContextTests compares the two).
+
+    /// How the objects of one entity are deleted with their owned subtrees in bulk.
+    private final class SubtreeDeletePlan {
+        let entity: Entity
+        /// The owned to-many relationships, in the order `deleteChecked` visits them: the member
+        /// key that refers to the owner, and the members' own plan.
+        /// `order` is the `ORDER BY` of a member query: the order of the index that
+        /// `members(of:_:)` reads, so that members come as they come there.
+        var children: [(ownerKey: String, order: [SortKey], plan: SubtreeDeletePlan)] = []
+        /// Whether observers see this entity's deletions (then a member row is read whole).
+        let isObserved: Bool
+        /// What is read of a member row: every row key when observed, else its foreign keys.
+        let memberKeys: [String]
+        /// Where each foreign key is among a member row's values.
+        let foreignKeyIndices: [Int]
+        /// For each foreign key, its to-many inverse when observers read its member changes.
+        var observedInverses: [String?] = []
+
+        init(entity: Entity, isObserved: Bool) {
+            self.entity = entity
+            self.isObserved = isObserved
+            memberKeys = isObserved ? entity.rowKeys : entity.foreignKeys.map(\.name)
+            foreignKeyIndices = entity.foreignKeys.map { r in (isObserved ? entity.rowIndex(of: r.name) : entity.foreignKeys.firstIndex { $0.name == r.name })! }
+        }
+    }
+    private var subtreeDeletePlans: [String: SubtreeDeletePlan?] = [:]
+    /// False: every delete goes object by object (tests compare the two).
+    var deletesSubtreesInBulk = true
+
+    /// The plan of `entity`, or nil when its cascade meets a deny or nullify rule on a to-many,
+    /// a cascading to-one, members kept in a table with other entities, or a cycle.
+    private func subtreeDeletePlan(_ entity: Entity, visiting: Set<String> = []) -> SubtreeDeletePlan? {
+        if let known = subtreeDeletePlans[entity.name] { return known }
+        func decided(_ plan: SubtreeDeletePlan?) -> SubtreeDeletePlan? {
+            subtreeDeletePlans[entity.name] = .some(plan)
+            return plan
+        }
+        guard !visiting.contains(entity.name) else { return nil }   // a cycle: decided where it started
+        if entity.relationships.contains(where: { $0.deleteRule == .deny }) { return decided(nil) }
+        if entity.foreignKeys.contains(where: { $0.deleteRule == .cascade }) { return decided(nil) }
+        let plan = SubtreeDeletePlan(entity: entity, isObserved: isObserved(entity.name))
+        plan.observedInverses = entity.foreignKeys.map { isInverseObserved($0) ? $0.inverse : nil }
+        for r in entity.relationships where !r.storesForeignKey {
+            guard r.isToMany, r.deleteRule == .cascade, let inverseName = r.inverse,
+                  let destination = model.entity(r.destination), destination.rootName == destination.name,
+                  destination.descendants.count == 1, let inverse = destination.relationship(inverseName), inverse.storesForeignKey,
+                  let memberPlan = subtreeDeletePlan(destination, visiting: visiting.union([entity.name])) else { return decided(nil) }
+            // The index on the owner key: the identity's when the key leads it, else its own.
+            let order = destination.identifier.first == inverseName ? destination.identifier + [Schema.rowIDColumn] : [inverseName, Schema.rowIDColumn]
+            plan.children.append((inverseName, order.map { SortKey($0) }, memberPlan))
+        }
+        return decided(plan)
+    }
+
+    /// One object of a subtree being deleted: its values (`plan.memberKeys`, or every row key for
+    /// the root) and its members, per child relationship of its plan, as indices of the subtree.
+    private struct SubtreeObject {
+        let id: ObjectID
+        let plan: SubtreeDeletePlan
+        let values: [Value]
+        let isRoot: Bool
+        var members: [[Int]]
+    }
+
+    /// `deleteChecked(id)` for an entity with a plan.
+    private func deleteSubtree(_ id: ObjectID, _ rootPlan: SubtreeDeletePlan) throws {
+        guard let root = try object(id) else { return }
+        var objects = [SubtreeObject(id: id, plan: rootPlan, values: root.values, isRoot: true,
+                                     members: Array(repeating: [], count: rootPlan.children.count))]
+        var levels: [[Int]] = [[0]]
+        while let level = levels.last, !level.isEmpty {
+            var next: [Int] = []
+            // Owners of one plan together, plans in the order first met.
+            var groups: [(plan: SubtreeDeletePlan, owners: [Int])] = []
+            for i in level {
+                if let g = groups.firstIndex(where: { $0.plan === objects[i].plan }) { groups[g].owners.append(i) } else { groups.append((objects[i].plan, [i])) }
+            }
+            for (plan, owners) in groups {
+                for (c, child) in plan.children.enumerated() {
+                    let ownerKeyIndex = child.plan.memberKeys.firstIndex(of: child.ownerKey)!
+                    var ownerIndex: [Int64: Int] = [:]
+                    for i in owners { ownerIndex[objects[i].id.rowID] = i }
+                    var start = 0
+                    while start < owners.count {
+                        let chunk = owners[start..<min(start + Self.ownersPerMemberQuery, owners.count)]
+                        start += Self.ownersPerMemberQuery
+                        let cursor = try fetch(child.plan.entity.name, where: .isIn(child.ownerKey, chunk.map { .integer(objects[$0].id.rowID) }),
+                                               orderBy: child.order, keys: child.plan.memberKeys)
+                        while try cursor.step() {
+                            let values = child.plan.memberKeys.indices.map { cursor.value(at: $0) }
+                            guard let owner = values[ownerKeyIndex].integerValue, let o = ownerIndex[owner] else { continue }
+                            objects[o].members[c].append(objects.count)
+                            next.append(objects.count)
+                            objects.append(SubtreeObject(id: ObjectID(entity: child.plan.entity.name, rowID: cursor.rowID), plan: child.plan,
+                                                         values: values, isRoot: false,
+                                                         members: Array(repeating: [], count: child.plan.children.count)))
+                        }
+                    }
+                }
+            }
+            levels.append(next)
+        }
+        // The rows, deepest level first: no row is deleted before the rows that refer to it.
+        for level in levels.reversed() where !level.isEmpty {
+            var byTable: [(table: String, rowIDs: [Int64])] = []
+            for i in level {
+                let table = objects[i].plan.entity.rootName
+                if let t = byTable.firstIndex(where: { $0.table == table }) { byTable[t].rowIDs.append(objects[i].id.rowID) } else { byTable.append((table, [objects[i].id.rowID])) }
+            }
+            for (table, rowIDs) in byTable { try deleteRows(rowIDs, from: table) }
+        }
+        // What observers hear, in `deleteChecked`'s order: each object after its members.
+        func record(_ i: Int) {
+            for list in objects[i].members { for m in list { record(m) } }
+            let object = objects[i], entity = object.plan.entity
+            counted.counts[entity.name, default: EntityCounts()].deleted += 1
+            var foreignKeys = ForeignKeys()
+            if object.isRoot {
+                foreignKeys = foreignKeyValues(entity, object.values)
+            } else {
+                for (r, index) in zip(entity.foreignKeys, object.plan.foreignKeyIndices) {
+                    if let v = object.values[index].integerValue { foreignKeys.append(r.name, v) }
+                }
+            }
+            if object.plan.isObserved {
+                pending.deleted.append(ObjectChange(kind: .delete, id: object.id, changedKeys: entity.rowKeys,
+                                                    old: object.values, new: [], foreignKeys: foreignKeys))
+            }
+            // `noteInverse`, its answer for each key worked out once.
+            for (r, inverse) in zip(entity.foreignKeys, object.plan.observedInverses) {
+                if let inverse, let owner = foreignKeys[r.name] {
+                    noteMember(object.id, of: ObjectID(entity: r.destination, rowID: owner), in: inverse, added: false)
+                }
+            }
+        }
+        record(0)
+    }
+
+    /// Owners per member query (`ObjectPredicate.isIn` pads a list to a power of two).
+    private static let ownersPerMemberQuery = 512
+    /// Rows per DELETE statement (a shorter list is padded with its first row id).
+    private static let rowsPerDelete = 64
+    private var deleteStatements: [String: Statement] = [:]
+
+    private func deleteRows(_ rowIDs: [Int64], from table: String) throws {
+        let statement: Statement
+        if let known = deleteStatements[table] {
+            statement = known
+        } else {
+            statement = try db.makeStatement(sql: "DELETE FROM \(quote(table)) WHERE \(quote(Schema.rowIDColumn)) IN ("
+                                             + Array(repeating: "?", count: Self.rowsPerDelete).joined(separator: ", ") + ")")
+            deleteStatements[table] = statement
+        }
+        var start = 0
+        while start < rowIDs.count {
+            let chunk = rowIDs[start..<min(start + Self.rowsPerDelete, rowIDs.count)]
+            start += Self.rowsPerDelete
+            var values = chunk.map { Value.integer($0) }
+            values += Array(repeating: values[0], count: Self.rowsPerDelete - values.count)
+            try RawStatement.execute(statement, in: db, values: values[...])
+        }
     }
 
     // MARK: Notifications

@@ -11,12 +11,32 @@ import Primitives
 /// text when they come later. Unknown keys are skipped; an absent or null optional member is empty.
 struct ChangeDocumentReader {
     private var forms: [String: CompactRows.Form] = [:]
+    /// False: the members of inserts are counted, not read (`ObjectDiff.unreadMembers`).
+    private var readsInsertedMembers = true
+    /// The document's bytes, for `skipCounted`.
+    private var text: UnsafeRawBufferPointer?
 
     /// The document in `bytes`; a `JSONReadError` says where the text is wrong.
     static func document(_ bytes: UnsafeRawBufferPointer) throws -> ChangeDocument {
         var reader = ChangeDocumentReader()
         return try JSONReader.read(bytes) { try reader.document(&$0) }
     }
+
+    /// The document, the members of its inserts counted and not read unless `readingInsertedMembers`;
+    /// nil when they cannot be counted so (a member list that holds more than inserts, keys in
+    /// another order than a change file's).
+    static func document(_ bytes: UnsafeRawBufferPointer, readingInsertedMembers: Bool) throws -> ChangeDocument? {
+        var reader = ChangeDocumentReader()
+        reader.readsInsertedMembers = readingInsertedMembers
+        reader.text = bytes
+        do {
+            return try JSONReader.read(bytes) { try reader.document(&$0) }
+        } catch is NotCountable {
+            return nil
+        }
+    }
+
+    private struct NotCountable: Error {}
 
     private mutating func document(_ json: inout JSONReader) throws -> ChangeDocument {
         var model: String?
@@ -98,6 +118,7 @@ struct ChangeDocumentReader {
         var attributes: [String: AttributeChange] = [:], relationships: [String: RelationshipDiff] = [:]
         var rowsOffset: Int?
         var rowsRead = false
+        var unread = 0
         let start = json.offset
         guard try json.peekKind() == .object else { throw json.error("expected a change (an object)") }
         try json.readObject { json, key in
@@ -106,7 +127,14 @@ struct ChangeDocumentReader {
             case "change": change = try Self.change(&json)
             case "id": id = try Self.identifier(&json)
             case "attributes": attributes = try Self.attributes(&json)
-            case "relationships": relationships = try relationshipMap(&json)
+            case "relationships":
+                if change == .insert && !readsInsertedMembers {
+                    unread = try countMembers(inRelationships: &json)
+                } else if change == nil && !readsInsertedMembers {
+                    throw NotCountable()   // its kind comes later: read it whole
+                } else {
+                    relationships = try relationshipMap(&json)
+                }
             case "rows":
                 if let entityName, let change {
                     try rows(&json, entityName: entityName, change: change, into: &nodes)
@@ -129,7 +157,9 @@ struct ChangeDocumentReader {
             return
         }
         guard let id else { throw json.error("the change of \(entityName) has no \"id\"", at: start) }
-        nodes.append(ObjectDiff(entityName: entityName, id: id, change: change, attributes: attributes, relationships: relationships))
+        var node = ObjectDiff(entityName: entityName, id: id, change: change, attributes: attributes, relationships: relationships)
+        node.unreadMembers = unread
+        nodes.append(node)
     }
 
     /// Compact rows (`CompactRows`): one insert or delete per row, its identifier filled in later.
@@ -142,6 +172,7 @@ struct ChangeDocumentReader {
         var values: [(column: Int, value: DiffValue)] = []
         try json.readArray { json in
             var relationships: [String: RelationshipDiff] = [:]
+            var unread = 0
             var column = 0
             values.removeAll(keepingCapacity: true)
             try json.readArray { json in
@@ -149,7 +180,11 @@ struct ChangeDocumentReader {
                     let value = try Self.value(&json)
                     if !value.isNull { values.append((column, value)) }
                 } else if column == form.columns.count {
-                    relationships = try relationshipMap(&json, required: true)
+                    if change == .insert && !readsInsertedMembers {
+                        unread = try countMembers(inRelationships: &json)
+                    } else {
+                        relationships = try relationshipMap(&json, required: true)
+                    }
                 } else {
                     try json.skipValue()   // the decoder ignores what follows the relationships
                 }
@@ -159,8 +194,114 @@ struct ChangeDocumentReader {
             for (column, value) in values {
                 attributes[form.columns[column]] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null)
             }
-            nodes.append(ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships))
+            var node = ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships)
+            node.unreadMembers = unread
+            nodes.append(node)
         }
+    }
+
+    // MARK: Counting members
+
+    /// The objects in a row's relationships (`{"name": {"members": [...]}, ...}`), nested ones
+    /// included, read no further than needed to count them.
+    private func countMembers(inRelationships json: inout JSONReader) throws -> Int {
+        var count = 0
+        guard try json.peekKind() == .object else { throw NotCountable() }
+        try json.readObject { json, _ in
+            guard try json.peekKind() == .object else { throw NotCountable() }
+            try json.readObject { json, key in
+                if key == "members", !(try json.readNull()) {
+                    count += try countMembers(inList: &json)
+                } else {
+                    try json.skipValue()
+                }
+            }
+        }
+        return count
+    }
+
+    /// Skips a value of a counted member by its bytes: no string is made, only quotes, escapes
+    /// and nesting are followed (what is counted is never applied but as a count: a malformed
+    /// file shows when it is read whole).
+    private func skipCounted(_ json: inout JSONReader) throws {
+        guard let text else { return try json.skipValue() }
+        var i = json.offset, depth = 0
+        func isSpace(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+        }
+        func isDelimiter(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: ",") || byte == UInt8(ascii: "]") || byte == UInt8(ascii: "}") || byte == UInt8(ascii: ":") || isSpace(byte)
+        }
+        while i < text.count && isSpace(text[i]) { i += 1 }
+        repeat {
+            guard i < text.count else { throw NotCountable() }
+            switch text[i] {
+            case UInt8(ascii: "\""):
+                i += 1
+                while i < text.count && text[i] != UInt8(ascii: "\"") { i += text[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                guard i < text.count else { throw NotCountable() }
+                i += 1
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                i += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                guard depth >= 0 else { throw NotCountable() }
+                i += 1
+            case UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+                guard depth > 0 else { throw NotCountable() }
+                i += 1
+            default:
+                // A number, true, false or null.
+                i += 1
+                while i < text.count && !isDelimiter(text[i]) { i += 1 }
+            }
+        } while depth > 0
+        json.seek(to: i)
+    }
+
+    /// The objects of a member list of inserts: a node each, a row each for compact rows.
+    private func countMembers(inList json: inout JSONReader) throws -> Int {
+        var count = 0
+        guard try json.peekKind() == .array else { throw NotCountable() }
+        try json.readArray { json in
+            var change: ChangeKind?, form: CompactRows.Form?, hasRows = false
+            guard try json.peekKind() == .object else { throw NotCountable() }
+            try json.readObject { json, key in
+                switch key {
+                case "change":
+                    change = try Self.change(&json)
+                    if change != .insert { throw NotCountable() }
+                case "entityName":
+                    form = forms[try Self.string(&json, "entityName")]
+                case "relationships":
+                    guard change == .insert else { throw NotCountable() }
+                    count += try countMembers(inRelationships: &json)
+                case "rows":
+                    // A change file writes a node's change and entity before its rows.
+                    guard change == .insert, let form else { throw NotCountable() }
+                    hasRows = true
+                    try json.readArray { json in
+                        count += 1
+                        var column = 0
+                        guard try json.peekKind() == .array else { throw NotCountable() }
+                        try json.readArray { json in
+                            if column == form.columns.count {
+                                count += try countMembers(inRelationships: &json)
+                            } else {
+                                try skipCounted(&json)
+                            }
+                            column += 1
+                        }
+                    }
+                default:
+                    try json.skipValue()
+                }
+            }
+            guard change == .insert else { throw NotCountable() }
+            if !hasRows { count += 1 }   // a full node (its own members counted with its relationships)
+        }
+        return count
     }
 
     private func relationshipMap(_ json: inout JSONReader, required: Bool = false) throws -> [String: RelationshipDiff] {

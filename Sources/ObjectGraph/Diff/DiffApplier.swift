@@ -74,17 +74,22 @@ extension ChangeDocument {
     }
 
     /// Applies this document inside a transaction the caller already holds.
-    public func apply(in context: ObjectContext) throws -> ApplyReport {
-        try apply(in: context, readingSubtreesInBulk: true)
+    ///
+    /// `storeIsAsExpected`: the caller knows that the store holds exactly the old values of this
+    /// document (the inverse of a change nothing wrote after: `Store.writeToken`), so the objects
+    /// are not compared with it; they are only found. Otherwise every object is checked.
+    public func apply(in context: ObjectContext, storeIsAsExpected: Bool = false) throws -> ApplyReport {
+        try apply(in: context, readingSubtreesInBulk: true, storeIsAsExpected: storeIsAsExpected)
     }
 
     /// `apply(in:)`; without `readingSubtreesInBulk`, deletes are checked object by object, as
     /// before `SubtreeRows` (tests compare the two).
-    func apply(in context: ObjectContext, readingSubtreesInBulk: Bool) throws -> ApplyReport {
+    func apply(in context: ObjectContext, readingSubtreesInBulk: Bool, storeIsAsExpected: Bool = false) throws -> ApplyReport {
         let found = context.model.schemaFingerprint
         guard model == found else { throw DiffError.modelMismatch(expected: model, found: found) }
         let applier = Applier(context: context, schema: try DiffSchema(model: context.model, excluding: Set(excluded)))
         applier.readsSubtreesInBulk = readingSubtreesInBulk
+        applier.trustsOldValues = storeIsAsExpected
         let changes = ObjectDiff.squash(changes)
         for change in changes { try applier.check(change, owner: nil, via: nil) }
         for change in changes { try applier.deletes(change, owner: nil, via: nil) }
@@ -118,6 +123,8 @@ final class Applier {
     /// The rows of the delete being checked, read in bulk (`readSubtree`).
     var subtreeRows = SubtreeRows()
     var readsSubtreesInBulk = true
+    /// Whether the store is known to hold the document's old values (`apply(in:storeIsAsExpected:)`).
+    var trustsOldValues = false
     private var pendingReferences: [(object: ObjectID, relationship: String, target: ObjectReference?, node: ObjectDiff)] = []
 
     init(context: ObjectContext, schema: DiffSchema) {
@@ -318,6 +325,11 @@ final class Applier {
         case .delete:
             guard let id = try resolve(node.reference) else { return refuse("no such object") }
             guard try belongs(id, to: owner, via: via) else { return refuse("the object belongs to another owner") }
+            if trustsOldValues {
+                deleteTargets[NodeKey(node)] = id
+                return
+            }
+            if node.hasUnreadMembers { return refuse("the change file was read without the members to check") }
             if readsSubtreesInBulk { try readSubtree(of: node, at: id) }
             defer { subtreeRows = SubtreeRows() }
             if let (key, reason) = try deleteMismatch(node, id) { return refuse(reason, key: key) }
@@ -325,8 +337,8 @@ final class Applier {
         case .update:
             guard let entity = model.entity(node.entityName) else { return refuse("unknown entity") }
             guard let id = try resolve(node.reference), try belongs(id, to: owner, via: via),
-                  let current = try context.object(id) else { return refuse("no such object") }
-            if let (key, reason) = try mismatch(node, current, entity: entity) { refuse(reason, key: key) }
+                  let current = try context.object(id, keys: trustsOldValues ? [] : nil) else { return refuse("no such object") }
+            if !trustsOldValues, let (key, reason) = try mismatch(node, current, entity: entity) { refuse(reason, key: key) }
             for (key, rel) in node.relationships.sorted(by: { $0.key < $1.key }) {
                 guard let r = entity.relationship(key), r.isOwning else { continue }
                 for member in rel.members { try check(member, owner: id, via: r) }
@@ -426,6 +438,7 @@ final class Applier {
 
     private func insert(_ node: ObjectDiff, owner: ObjectID?, via: Relationship?) throws {
         guard let entity = model.entity(node.entityName) else { return conflict(node, "unknown entity") }
+        if node.unreadMembers > 0 { return conflict(node, "the change file was read without the members to insert") }
         if try resolve(node.reference) != nil { return conflict(node, "the object already exists") }
         let ownerLink = via.flatMap { model.inverse(of: $0) }
         var values: [String: Value] = [:]

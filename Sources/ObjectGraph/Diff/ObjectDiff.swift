@@ -133,6 +133,9 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
     public var attributes: [String: AttributeChange]
     /// The relationships that changed, by name.
     public var relationships: [String: RelationshipDiff]
+    /// Owned members (nested ones included) of an insert that were counted and not read: only in
+    /// a document read for an undo that trusts the store (`ChangeDocument(contentsOfFile:readingInsertedMembers:)`).
+    var unreadMembers = 0
 
     /// The change of one object.
     public init(entityName: String, id: [IdentifierComponent], change: Kind,
@@ -156,14 +159,21 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
         case .delete: .insert
         case .update: .update
         }
-        return ObjectDiff(entityName: entityName, id: id, change: kind,
-                          attributes: attributes.mapValues(\.inverted),
-                          relationships: relationships.mapValues(\.inverted))
+        var inverse = ObjectDiff(entityName: entityName, id: id, change: kind,
+                                 attributes: attributes.mapValues(\.inverted),
+                                 relationships: relationships.mapValues(\.inverted))
+        inverse.unreadMembers = unreadMembers
+        return inverse
     }
 
     /// How many nodes this diff holds, itself and nested members included.
     public var objectCount: Int {
-        1 + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.objectCount } }
+        1 + unreadMembers + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.objectCount } }
+    }
+
+    /// Whether members of this node or of a nested one were counted and not read.
+    var hasUnreadMembers: Bool {
+        unreadMembers > 0 || relationships.values.contains { $0.members.contains(where: \.hasUnreadMembers) }
     }
 
     /// Whether this node changes its own object (not only owned members): an insert, a delete, or
@@ -175,7 +185,7 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
     /// How many objects this diff changes, nested members included (what `ApplyReport.applied`
     /// counts when everything applies).
     public var changedObjectCount: Int {
-        (changesItself ? 1 : 0) + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.changedObjectCount } }
+        (changesItself ? 1 : 0) + unreadMembers + relationships.values.reduce(0) { $0 + $1.members.reduce(0) { $0 + $1.changedObjectCount } }
     }
 
     private enum CodingKeys: String, CodingKey { case entityName, id, change, attributes, relationships }
@@ -318,9 +328,20 @@ extension ChangeDocument {
     /// Reads a change file.
     /// Reads a change file; a `JSONReadError` names the file, and the line and column where it is wrong.
     public init(contentsOfFile path: String) throws {
+        try self.init(contentsOfFile: path, readingInsertedMembers: true)!   // whole: never nil
+    }
+
+    /// Reads a change file; without `readingInsertedMembers`, the owned members of its inserts
+    /// are counted, not read (the objects of a first import): enough for an undo that trusts the
+    /// store (`apply(in:storeIsAsExpected:)`), which deletes an inserted object with whatever it
+    /// owns, and for nothing else. Nil then when a member list holds more than inserts.
+    public init?(contentsOfFile path: String, readingInsertedMembers: Bool) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         do {
-            try self.init(jsonData: data)
+            guard let document = try data.withUnsafeBytes({ try ChangeDocumentReader.document($0, readingInsertedMembers: readingInsertedMembers) }) else {
+                return nil
+            }
+            self = document
         } catch var error as JSONReadError {
             error.file = path
             throw error
@@ -408,6 +429,10 @@ extension ObjectDiff {
         case (.insert, .delete):
             return .folded(nil)
         case (.update, .update), (.insert, .update):
+            // A later change of a member that was not read cannot be folded into it.
+            if unreadMembers > 0 && later.relationships.values.contains(where: { $0.members.contains { $0.change != .insert } }) {
+                return .separate
+            }
             for (key, value) in later.attributes {
                 let old = attributes[key]?.old ?? value.old
                 if change == .insert && value.new.isNull { result.attributes[key] = nil; continue }

@@ -35,6 +35,7 @@ public final class Store: Sendable {
         if readOnly {
             config.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -8192") }
         } else { config.prepareDatabase { db in
+            Self.leaveTriggersToOthers(db)
             // Defaults are tuned for safety on phones; a nightly batch job wants WAL, fewer fsyncs,
             // a larger cache (32 MiB: more bought little speed and made memory grow with the
             // database) and no zero-filling of freed pages.
@@ -55,7 +56,7 @@ public final class Store: Sendable {
         } catch {
             throw StoreError.cannotOpen(path: path, reason: "\(error)")
         }
-        try self.init(queue: queue, path: path, model: model)
+        try self.init(queue: queue, path: path, model: model, readOnly: readOnly)
     }
 
     /// An in-memory store, for tests (docs/design.md#to-many-relationships-and-fetching-no-more-than-needed); `pageSize` when it must match another database's
@@ -64,16 +65,73 @@ public final class Store: Sendable {
         _ = memoryStatisticsOff
         var config = Configuration()
         config.foreignKeysEnabled = true
-        if let pageSize { config.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = \(pageSize)") } }
+        config.prepareDatabase { db in
+            Self.leaveTriggersToOthers(db)
+            if let pageSize { try db.execute(sql: "PRAGMA page_size = \(pageSize)") }
+        }
         return try Store(queue: DatabaseQueue(configuration: config), path: ":memory:", model: model)
     }
 
-    private init(queue: DatabaseQueue, path: String, model: ObjectModel) throws {
+    private init(queue: DatabaseQueue, path: String, model: ObjectModel, readOnly: Bool = false) throws {
         self.queue = queue
         self.path = path
         self.model = model
         self.schema = Schema(model: model)
-        try migrate()
+        try migrate(readOnly: readOnly)
+    }
+
+    // MARK: Writes since
+
+    // `undo` checks every object a change wrote against the change file before reverting it,
+    // unless nothing wrote since: then the store is as the change left it (issue 33). What wrote
+    // last is a token in the meta table: each `write` (and `withDatabase`) of this library sets a
+    // new one in its transaction, and triggers on every table of the model set one when anything
+    // else (sqlite3, an older tvimport) writes a row. The library's own connections do not fire
+    // the triggers, so that an import pays nothing for them.
+
+    private static let writeTokenKey = "writes"
+    private let lastToken = TokenBox()
+
+    /// The token of the last transaction this store committed (nil before the first one).
+    public var lastWriteToken: String? { lastToken.value }
+
+    /// The token of the database's last write, by whatever wrote it (nil if none was recorded),
+    /// read on `db` (inside a transaction, so that nothing writes between reading and acting).
+    public static func writeToken(in db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM \(quote(metaTable)) WHERE key = ?", arguments: [writeTokenKey])
+    }
+
+    /// `writeToken(in:)` on this store's connection.
+    public func writeToken() throws -> String? {
+        try queue.read { db in try Self.writeToken(in: db) }
+    }
+
+    private static func setNewWriteToken(_ db: Database) throws -> String {
+        let token = String(UInt64.random(in: 1...UInt64.max), radix: 16)
+        try db.execute(sql: "INSERT OR REPLACE INTO \(quote(metaTable)) (key, value) VALUES (?, ?)", arguments: [writeTokenKey, token])
+        return token
+    }
+
+    /// This library's connections write without firing the triggers: it sets the token itself.
+    private static func leaveTriggersToOthers(_ db: Database) {
+        _ = tv_sqlite_enable_triggers(db.sqliteConnection, 0)
+    }
+
+    /// The triggers of a table: any write of a row by another writer sets a new token.
+    static func writeTriggerSQL(_ table: String) -> [String] {
+        ["INSERT", "UPDATE", "DELETE"].map { operation in
+            "CREATE TRIGGER IF NOT EXISTS \(quote("_tvimport_written_\(table)_\(operation.lowercased())")) AFTER \(operation) ON \(quote(table)) "
+                + "BEGIN INSERT OR REPLACE INTO \(quote(metaTable)) (key, value) VALUES ('\(writeTokenKey)', 'outside ' || hex(randomblob(8))); END"
+        }
+    }
+
+    /// Whether every table of the model has its triggers (a database made before them gets them
+    /// when a writer opens it).
+    private func hasWriteTriggers(_ db: Database) throws -> Bool {
+        let names = Set(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE '\\_tvimport\\_written\\_%' ESCAPE '\\'"))
+        return schema.tables.allSatisfy { table in
+            ["insert", "update", "delete"].allSatisfy { names.contains("_tvimport_written_\(table.name)_\($0)") }
+        }
     }
 
     /// The fingerprint of the model's schema, as stored in the database.
@@ -127,17 +185,22 @@ public final class Store: Sendable {
     public func write<T>(dryRun: Bool = false, recordChanges: Bool = true, journal: Journal = .writeAhead,
                          _ body: (ObjectContext) throws -> T) throws -> (result: T, summary: ChangeSummary) {
         var outcome: (T, ChangeSummary)?
+        var token: String?
         let observers = observerBox.all
         do {
         try queue.writeWithoutTransaction { db in
             let rollbackJournal = journal == .rollback && !dryRun && leaveWriteAheadLog(db)
             defer { if rollbackJournal { returnToWriteAheadLog(db) } }
             try db.inTransaction(.immediate) {
+                let changesBefore = db.totalChangesCount
                 let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
                 let result = try body(context)
                 try context.processPendingChanges()
                 outcome = (result, context.summary)
-                return dryRun ? .rollback : .commit
+                if dryRun { return .rollback }
+                // A transaction that wrote no row leaves the database as it was, byte for byte.
+                if db.totalChangesCount != changesBefore { token = try Self.setNewWriteToken(db) }
+                return .commit
             }
         }
         } catch {
@@ -145,6 +208,7 @@ public final class Store: Sendable {
             throw error
         }
         let (result, summary) = outcome!
+        if let token { lastToken.value = token }
         for observer in observers {
             if dryRun { observer.contextDidRollBack() } else { observer.contextDidSave(summary) }
         }
@@ -197,26 +261,35 @@ public final class Store: Sendable {
 
     /// Direct access for code below the object layer (benchmarks, run records, raw checks).
     public func withDatabase<T>(_ body: (Database) throws -> T) throws -> T {
-        try queue.writeWithoutTransaction(body)
+        try queue.writeWithoutTransaction { db in
+            let changesBefore = db.totalChangesCount
+            // It may have written rows (not read by the triggers: a connection of this library).
+            defer { if db.totalChangesCount != changesBefore { _ = try? Self.setNewWriteToken(db) } }
+            return try body(db)
+        }
     }
 
     // MARK: Schema
 
     private static let metaTable = "_tvimport_meta"
 
-    private func migrate() throws {
+    private func migrate(readOnly: Bool) throws {
         let schema = self.schema
         // The usual case, a database of this very model, needs no write (and so no write lock).
         let current = try queue.read { db -> Bool in
             guard try db.tableExists(Self.metaTable) else { return false }
             return try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'fingerprint'") == schema.fingerprint
+                && (readOnly || hasWriteTriggers(db))
         }
         if current { return }
         try queue.writeWithoutTransaction { db in
             try db.inTransaction {
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quote(Self.metaTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
                 let stored = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'fingerprint'")
-                if stored == schema.fingerprint { return .commit }
+                if stored == schema.fingerprint {
+                    for table in schema.tables { for sql in Self.writeTriggerSQL(table.name) { try db.execute(sql: sql) } }
+                    return .commit
+                }
 
                 var reasons: [String] = []
                 var statements: [String] = []
@@ -250,6 +323,7 @@ public final class Store: Sendable {
                     reasons.append("table \(name) exists in the database but no module of the model declares that entity")
                 }
                 if !reasons.isEmpty { throw ObjectGraphError.incompatibleStore(path: path, reasons: reasons) }
+                for table in schema.tables { statements += Self.writeTriggerSQL(table.name) }
                 for sql in statements { try db.execute(sql: sql) }
                 try db.execute(sql: "INSERT OR REPLACE INTO \(quote(Self.metaTable)) (key, value) VALUES ('fingerprint', ?), ('schema', ?)",
                                arguments: [schema.fingerprint, schema.canonicalText])
@@ -267,6 +341,15 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case let .cannotOpen(path, reason): "cannot open database \(path): \(reason)"
         }
+    }
+}
+
+private final class TokenBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var token: String?
+    var value: String? {
+        get { lock.withLock { token } }
+        set { lock.withLock { token = newValue } }
     }
 }
 
