@@ -18,7 +18,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        // `swift package generate-documentation --target ObjectGraph` (Sources/ObjectGraph/ObjectGraph.docc).
+        // `swift package generate-documentation --target ObjectGraph` (or `--target XMLTV`): the
+        // library products' DocC catalogs, Sources/ObjectGraph/ObjectGraph.docc and Sources/XMLTV/XMLTV.docc.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", exact: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
@@ -68,7 +69,8 @@ let package = Package(
         // The XMLTV -> model import: staging, the XMLTV -> object mapping, the contract's scope.
         .target(name: "XMLTVImport", dependencies: ["ObjectGraph", "XMLTV", "Listings", "Merge", "Primitives"]),
 
-        // Polite downloads on libcurl: conditional GET, retries, limits.
+        // Polite downloads on libcurl: conditional GET, retries, limits. Its CurlSession is the one
+        // libcurl setup, which Publish uses too.
         .target(name: "Fetch", dependencies: ["CCurl", "Primitives"]),
 
         // Command sources (grabbers): a process group per command, its time limit, its standard error.
@@ -81,7 +83,7 @@ let package = Package(
 
         // Feeds: one .ics per channel plus filtered feeds, written incrementally and atomically,
         // with stable programme UIDs.
-        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Merge", "Primitives"]),
+        .target(name: "Feeds", dependencies: ["ICalendar", "ObjectGraph", "Listings", "Primitives"]),
 
         // Publishing the feeds to S3-compatible object storage, signed by libcurl (SigV4), paced like downloads.
         .target(name: "Publish", dependencies: ["CCurl", "CLibCrypto", "Fetch", "Primitives"]),
@@ -90,8 +92,9 @@ let package = Package(
         .target(name: "Playlists", dependencies: ["Primitives"]),
 
         // The stored guide as one XMLTV file, for media servers (streamed, atomic, gzip on request);
-        // the guide of a playlist's channels.
-        .target(name: "XMLTVExport", dependencies: ["XMLTV", "XMLTVImport", "Listings", "ObjectGraph", "Playlists", "Primitives"]),
+        // the guide of a playlist's channels. Rows read from the object graph, bytes written
+        // directly: no XMLTV reader, no import.
+        .target(name: "XMLTVExport", dependencies: ["ObjectGraph", "Playlists", "Primitives"]),
 
         // The nightly job and the other commands, as a library the CLI and the tests share.
         .target(name: "Job", dependencies: [
@@ -137,15 +140,16 @@ let package = Package(
         // `git describe` at build time, for --version.
         .plugin(name: "VersionStamp", capability: .buildTool()),
 
-        // What every test target shares: ../shared and tool lookups, the subprocess runner, the
-        // guide generator and the feed parsers.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What every test target shares, and their only home: ../shared and tool lookups, the
+        // subprocess runner and running processes, guide text from values, the guide generator
+        // and the feed parsers.
+        .target(name: "TestSupport", dependencies: ["Primitives"], path: "Tests/TestSupport"),
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives", "TestSupport"]),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives", "Merge", "TestSupport"]),
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "Primitives", "TestSupport"]),
         .testTarget(name: "MergeTests", dependencies: ["Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
         .testTarget(name: "FetchTests", dependencies: ["Fetch", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "GrabberTests", dependencies: ["Grabber", "TestSupport"]),
+        .testTarget(name: "GrabberTests", dependencies: ["Grabber"]),
         .testTarget(name: "ICalendarTests", dependencies: ["ICalendar", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "FeedsTests", dependencies: ["Feeds", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "Primitives", "TestSupport"]),
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "Playlists", "TestSupport"], exclude: ["Fixtures"]),

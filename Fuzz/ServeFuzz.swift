@@ -2,7 +2,7 @@
 // and its qvalues, If-None-Match), query and form decoding, path resolution (the feed file name,
 // the rest of a path, #ROWID), date parsing (the day of a guide page, date edits) and paging,
 // and the caps and escaping of what pages echo. Compiled by scripts/fuzz together with
-// Sources/Serve/{RequestInput,HTTPDate,HTML}.swift as module Serve (no Hummingbird, no
+// Sources/Serve/{RequestInput,HTML}.swift as module Serve (HTTPDate is Primitives') (no Hummingbird, no
 // Foundation): no `import Serve`.
 //
 // Every input goes through every parser (a seed for one is an input for all); its first byte

@@ -10,15 +10,38 @@ import Job
 public func finish(_ body: () throws -> (output: String, status: ExitStatus)) -> Never {
     do {
         let (output, status) = try body()
-        if !output.isEmpty { print(output) }
-        exit(status.rawValue)
-    } catch let error as JobError {
+        end(printing: output, status)
+    } catch {
+        end(reporting: error)
+    }
+}
+
+/// `finish` for an async command (`tvimport-serve`): the same output, messages and exit statuses.
+///
+///     func run() async throws {
+///         await finish(awaiting: { try await ServeServer.run(options: options); return ("", .success) })
+///     }
+public func finish(awaiting body: () async throws -> (output: String, status: ExitStatus)) async -> Never {
+    do {
+        let (output, status) = try await body()
+        end(printing: output, status)
+    } catch {
+        end(reporting: error)
+    }
+}
+
+private func end(printing output: String, _ status: ExitStatus) -> Never {
+    if !output.isEmpty { print(output) }
+    exit(status.rawValue)
+}
+
+private func end(reporting error: any Error) -> Never {
+    if let error = error as? JobError {
         JobLog.failure(error.message)
         exit(error.status.rawValue)
-    } catch {
-        JobLog.failure("\(error)")
-        exit(ExitStatus.dataError.rawValue)
     }
+    JobLog.failure("\(error)")
+    exit(ExitStatus.dataError.rawValue)
 }
 
 /// `--db`, shared by every command that opens the database. Left out, it defaults as `run`'s does.

@@ -574,7 +574,7 @@ public final class FeedExporter {
     /// Writes `bytes` to a temporary file for `file`, unless the file holds them already (nil).
     /// `publish` makes staged files durable and renames them into place.
     func stage(_ bytes: [UInt8], as file: String) throws -> String? {
-        if Self.fileHolds(path(file), bytes) { return nil }
+        if DurableFile.holds(path(file), .bytes(bytes)) { return nil }
         let temporary = DurableFile.temporaryPath(for: path(file))
         do throws(FileError) {
             try DurableFile.write(bytes, to: temporary, sync: false)
@@ -609,7 +609,7 @@ public final class FeedExporter {
     /// Writes only when the bytes differ, durably (`DurableFile.replace`).
     private func write(_ bytes: [UInt8], to file: String, report: inout ExportReport) throws {
         let target = path(file)
-        if Self.fileHolds(target, bytes) {
+        if DurableFile.holds(target, .bytes(bytes)) {
             report.unchanged.append(file)
             return
         }
@@ -619,14 +619,6 @@ public final class FeedExporter {
             throw ExportError(message: "cannot replace \(target): \(error.reason)")
         }
         report.written.append(file)
-    }
-
-    /// Whether the file exists with exactly these bytes (size first, then one memcmp).
-    static func fileHolds(_ path: String, _ bytes: [UInt8]) -> Bool {
-        var info = stat()
-        guard stat(path, &info) == 0, Int(info.st_size) == bytes.count,
-              let existing = FileManager.default.contents(atPath: path), existing.count == bytes.count else { return false }
-        return existing.withUnsafeBytes { raw in bytes.withUnsafeBytes { mine in Bytes.equal(raw, mine) } }
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Merge
 import ObjectGraph
 
 /// The feeds' revision rule for a programme (module `feeds`): `changedAt` moves when its exported

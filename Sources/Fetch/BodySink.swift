@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 
 /// Streams a response body into a new temporary file, counting and hashing the bytes on the way,
 /// so that no body is ever held in memory. Keeps the first bytes for the content sniffer.
@@ -41,15 +42,9 @@ final class BodySink {
             head.append(contentsOf: chunk.prefix(ContentSniffer.headLength - head.count))
         }
         hash.update(chunk)
-        var offset = 0
-        while offset < chunk.count, let base = chunk.baseAddress {
-            let written = Glibc.write(descriptor, base + offset, chunk.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                abort = .diskError(errno)
-                return false
-            }
-            offset += written
+        guard DurableFile.writeAll(descriptor, chunk) else {
+            abort = .diskError(errno)
+            return false
         }
         bytes += Int64(chunk.count)
         return true

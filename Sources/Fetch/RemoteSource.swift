@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Primitives
 
 /// An http(s) source: attempts with backoff inside the time budget, then the content checks.
 struct RemoteSource {
@@ -66,7 +67,7 @@ struct RemoteSource {
 
     /// Turns what curl reported into an outcome or a failure. The caller discards the sink on failure.
     private func judge(
-        _ report: TransferReport, headers: ResponseHeaders, sink: BodySink, sentValidators: HTTPValidators?
+        _ report: CurlSession.Outcome, headers: ResponseHeaders, sink: BodySink, sentValidators: HTTPValidators?
     ) throws(AttemptFailure) -> FetchOutcome {
         switch sink.abort {
         case .tooLarge:
@@ -125,10 +126,10 @@ struct RemoteSource {
 
     /// Maps a libcurl error to a kind, and tells whether trying again could help.
     private func classify(
-        _ report: TransferReport,
+        _ report: CurlSession.Outcome,
         headers: ResponseHeaders
     ) -> AttemptFailure {
-        let cause = "\(report.curlMessage) (curl error \(report.code.rawValue))"
+        let cause = "\(report.message) (curl error \(report.code.rawValue))"
         switch report.code {
         case CURLE_PARTIAL_FILE:
             return fail(.truncated, "transfer ended early: " + cause, transient: true)
@@ -170,17 +171,13 @@ extension RemoteSource {
     }
 }
 
-/// The `Retry-After` header: delta-seconds, or an HTTP-date (best effort).
+/// The `Retry-After` header: delta-seconds, or an HTTP-date (IMF-fixdate, `HTTPDate`).
 public enum RetryAfter {
     /// Seconds to wait from `now`, or nil when the value is neither form.
     public static func seconds(from value: String, now: Date = Date()) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         if let seconds = Int(trimmed) { return Double(max(seconds, 0)) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(date.timeIntervalSince(now), 0)
+        guard let instant = HTTPDate.parse(trimmed) else { return nil }
+        return max(Double(instant) - now.timeIntervalSince1970, 0)
     }
 }

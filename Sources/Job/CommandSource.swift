@@ -157,7 +157,7 @@ public enum CommandState {
                             durationSeconds: (outcome.duration * 1000).rounded() / 1000, finished: Int64(Date().timeIntervalSince1970))
         var text = JSONText(escapingSlashes: true)
         try text.append(encoding: all, pretty: true)
-        try Data(text.bytes).write(to: URL(fileURLWithPath: path(forDatabase: database)), options: .atomic)
+        try DurableFile.replace(path(forDatabase: database), with: text.bytes)
     }
 
     /// Source name -> its command's last run.

@@ -1,15 +1,17 @@
 import Foundation
+import Primitives
 
-/// Parses a config file's JSON with Foundation's parser, strictly, and says where it is wrong.
+/// Parses a config file's JSON with `JSONReader` (Primitives), strictly, into the values
+/// `ConfigReader` walks (`[String: Any]`, `[Any]`, `String`, `NSNumber`, `NSNull`), and says where
+/// it is wrong.
 ///
 /// ```swift
 /// let root = try ConfigJSON.parse(data, file: "/etc/tvimport/config.json")
 /// // error: "/etc/tvimport/config.json:3:5: not valid JSON: ..."
 /// ```
 ///
-/// Foundation reports "around character N" and accepts trailing commas (`[1, 2,]`), which JSON
-/// does not allow and other tools reading the same file would refuse: both are handled here, a
-/// few lines rather than a parser of our own.
+/// Two mistakes people make get a message of their own: a trailing comma (`[1, 2,]`), and a
+/// missing comma between two values (the reader would only say that it expected a comma).
 enum ConfigJSON {
     static func parse(_ data: Data, file: String) throws -> Any {
         let bytes = [UInt8](data)
@@ -18,21 +20,39 @@ enum ConfigJSON {
             throw JobError(.config, "\(file):\(line):\(column): not valid JSON: a trailing comma before the closing bracket")
         }
         do {
-            return try JSONSerialization.jsonObject(with: data)
+            return try JSONReader.read(bytes) { reader in try value(&reader) }
         } catch {
             if let (token, previous, closer) = missingComma(in: bytes) {
                 let (line, column) = position(of: token, in: bytes)
                 let (endLine, endColumn) = position(of: previous - 1, in: bytes)
                 throw JobError(.config, "\(file):\(line):\(column): not valid JSON: expected a comma or a closing \(closer) after the previous value (which ends at \(endLine):\(endColumn))")
             }
-            let description = ((error as NSError).userInfo["NSDebugDescription"] as? String) ?? "\(error)"
-            guard let offset = characterOffset(in: description) else {
-                let (line, column) = position(of: bytes.count, in: bytes)
-                throw JobError(.config, "\(file):\(line):\(column): not valid JSON: \(description)")
+            let failure = error as? JSONReadError
+            let (line, column) = position(of: failure?.offset ?? bytes.count, in: bytes)
+            throw JobError(.config, "\(file):\(line):\(column): not valid JSON: \(failure?.reason ?? "\(error)")")
+        }
+    }
+
+    /// The next value as Foundation's types: numbers and booleans as `NSNumber` (a boolean's is
+    /// Foundation's boolean, which `ConfigReader.isBoolean` tells apart).
+    private static func value(_ reader: inout JSONReader) throws -> Any {
+        switch try reader.peekKind() {
+        case .object:
+            var object: [String: Any] = [:]
+            try reader.readObject { reader, key in object[key] = try value(&reader) }
+            return object
+        case .array:
+            var array: [Any] = []
+            try reader.readArray { array.append(try value(&$0)) }
+            return array
+        case .string, .number, .bool, .null:
+            switch try reader.readScalar() {
+            case .null: return NSNull()
+            case .bool(let flag): return NSNumber(value: flag)
+            case .integer(let integer): return NSNumber(value: integer)
+            case .number(let number): return NSNumber(value: number)
+            case .string(let string): return string
             }
-            let (line, column) = position(of: offset, in: bytes)
-            let reason = description.replacingOccurrences(of: " around character \(offset).", with: "")
-            throw JobError(.config, "\(file):\(line):\(column): not valid JSON: \(reason)")
         }
     }
 
@@ -55,8 +75,8 @@ enum ConfigJSON {
         return nil
     }
 
-    /// The offset of a value that follows the previous value with no comma between them (Foundation
-    /// says only "Invalid value"), the offset just after that previous value, and the closer the
+    /// The offset of a value that follows the previous value with no comma between them (a parser
+    /// says only what it expected), the offset just after that previous value, and the closer the
     /// enclosing object or array would also accept ("brace '}'" or "bracket ']'").
     static func missingComma(in bytes: [UInt8]) -> (token: Int, previousEnd: Int, closer: String)? {
         var inString = false, escaped = false, inBare = false
@@ -102,8 +122,45 @@ enum ConfigJSON {
         return (line, column)
     }
 
-    static func characterOffset(in description: String) -> Int? {
-        guard let range = description.range(of: "around character ") else { return nil }
-        return Int(description[range.upperBound...].prefix { $0.isNumber })
+    /// A parsed value (what `parse` returns) written back as JSON by `JSONText`, in the bytes
+    /// `JSONSerialization` wrote with `.sortedKeys` (the form the database remembers the config's
+    /// modules in); nil for anything JSON cannot hold.
+    static func text(of value: Any) -> [UInt8]? {
+        guard let value = jsonValue(value) else { return nil }
+        var text = JSONText(escapingSlashes: true, keyOrder: JSONText.serializationOrder)
+        text.append(value)
+        return text.bytes
+    }
+
+    private static func jsonValue(_ value: Any) -> JSONValue? {
+        switch value {
+        case let string as String:
+            return .string(string)
+        case let number as NSNumber:
+            if ConfigReader.isBoolean(number) { return .bool(number.boolValue) }
+            switch String(cString: number.objCType) {
+            case "d", "f": return .double(number.doubleValue)
+            case "Q", "L", "I", "S", "C": return .unsigned(number.uint64Value)
+            default: return .integer(number.int64Value)
+            }
+        case let array as [Any]:
+            var elements: [JSONValue] = []
+            for element in array {
+                guard let element = jsonValue(element) else { return nil }
+                elements.append(element)
+            }
+            return .array(elements)
+        case let object as [String: Any]:
+            var members: [String: JSONValue] = [:]
+            for (key, member) in object {
+                guard let member = jsonValue(member) else { return nil }
+                members[key] = member
+            }
+            return .object(members)
+        case is NSNull:
+            return .null
+        default:
+            return nil
+        }
     }
 }

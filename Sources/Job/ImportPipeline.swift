@@ -2,6 +2,7 @@ import Fetch
 import Feeds
 import Foundation
 import ObjectGraph
+import Primitives
 import XMLTV
 import XMLTVImport
 
@@ -219,7 +220,7 @@ struct ImportPipeline {
     private func keepLastGood(_ download: Download, source: String) {
         guard !download.isLocal else { return }
         let lastGood = options.cacheDirectory + "/" + FeedExporter.fileName(for: source).replacingOccurrences(of: ".ics", with: ".last-good")
-        _ = try? FileManager.default.removeItem(atPath: lastGood)
-        try? FileManager.default.moveItem(atPath: download.file, toPath: lastGood)
+        // Renamed over the previous one: there is always a last good download, the old or the new.
+        try? DurableFile.moveIntoPlace(download.file, to: lastGood)
     }
 }

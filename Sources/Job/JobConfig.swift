@@ -346,7 +346,7 @@ struct ConfigReader {
         c.modules = try modules(d["modules"])
         if let p = d["publish"] { c.publishTarget = try publishTarget(p) }
         c.xmltv = try string(d["xmltv"], "xmltv")
-        if let m = d["modules"] { c.modulesJSON = try? JSONSerialization.data(withJSONObject: m, options: [.sortedKeys]) }
+        if let m = d["modules"] { c.modulesJSON = ConfigJSON.text(of: m).map { Data($0) } }
         return c
     }
 

@@ -52,7 +52,7 @@ struct StderrLogHandler: LogHandler {
             text = "tvimport: \(message)\n"
         case .json:
             var object: [String: JSONValue] = ["level": .string(level.rawValue), "message": .string("\(message)"),
-                                               "time": .string(ISO8601DateFormatter().string(from: Date()))]
+                                               "time": .string(UTCTime.iso8601(Int64(Date().timeIntervalSince1970.rounded(.down))))]
             for (k, v) in all { object[k] = .string("\(v)") }
             var json = JSONText(keyOrder: JSONText.serializationOrder)
             json.append(.object(object))

@@ -259,7 +259,7 @@ enum BundledSample {
             text = text.replacingOccurrences(of: "2000010\(day + 1)", with: replacement)
         }
         let copy = NSTemporaryDirectory() + "tvimport-sample-\(getpid()).xml"
-        try text.write(toFile: copy, atomically: true, encoding: .utf8)
+        try DurableFile.replace(copy, with: Array(text.utf8))
         return copy
     }
 }

@@ -26,7 +26,7 @@ public enum StoreAccess {
         try refuseDirectory(path)
         let json = try Store.row(forKey: "modules", in: settings, ofDatabaseAt: path)?["value"]?.stringValue
         guard let json, let data = json.data(using: .utf8) else { return [] }
-        return try ConfigReader(file: "database \(path)").modules(try JSONSerialization.jsonObject(with: data))
+        return try ConfigReader(file: "database \(path)").modules(try ConfigJSON.parse(data, file: "database \(path)"))
     }
 
     /// Remembers the config's user modules in the database.
@@ -103,7 +103,7 @@ public enum RunLog {
         let fd = Foundation.open(path(forDatabase: database), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw JobError(.cannotCreate, "cannot write the run log \(path(forDatabase: database))") }
         defer { close(fd) }
-        _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = line.withUnsafeBytes { DurableFile.writeAll(fd, $0) }   // an append: DurableFile's write loop, not its replace
     }
 
     /// The last runs, newest first.

@@ -9,6 +9,13 @@ import ObjectGraph
 ///   last changed, its SEQUENCE), also through placeholders.
 /// Users may add modules of their own from the config file.
 public enum TVModel {
+    /// The keys an import writes and the XMLTV export reads, in mapping order: Channel's and
+    /// Programme's feed attributes, and the members of a programme's credits and categories.
+    public static let channelKeys = channelFeedAttributes.map(\.name)
+    public static let programmeKeys = programmeFeedAttributes.map(\.name)
+    public static let creditKeys = ["role", "name", "character", "isGuest", "position", "images"]
+    public static let categoryKeys = ["name", "lang", "position"]
+
     /// Attributes of Programme that come from the feed, in mapping order (see `ProgrammeMapper`).
     public static let programmeFeedAttributes: [AttributeDescription] = [
         .init("start", .date, optional: false),

@@ -64,19 +64,10 @@ public enum DurableFile {
     public static func write(_ bytes: [UInt8], to path: String, sync: Bool) throws(FileError) {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileError(path: path, errno: errno) }
-        var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { buffer in
-                // Non-empty here, so the buffer has a base address.
-                Self.writeSome(fd, UnsafeRawBufferPointer(rebasing: buffer[written...]))
-            }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let failure = errno
-                close(fd)
-                throw FileError(path: path, errno: failure)
-            }
-            written += n
+        guard bytes.withUnsafeBytes({ writeAll(fd, $0) }) else {
+            let failure = errno
+            close(fd)
+            throw FileError(path: path, errno: failure)
         }
         if sync && fsync(fd) != 0 {
             let failure = errno
@@ -113,13 +104,82 @@ public enum DurableFile {
         guard syncfs(fd) == 0 else { throw FileError(path: directory, errno: errno) }
     }
 
-    private static func writeSome(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        #if canImport(Glibc)
-        return Glibc.write(fd, base, buffer.count)
-        #else
-        return Darwin.write(fd, base, buffer.count)
-        #endif
+    /// Writes all of `bytes` to the open file `fd`, retrying short writes and interrupted calls:
+    /// the one write loop of the package. False when a write failed (`errno` says why).
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var rest = bytes
+        while !rest.isEmpty, let base = rest.baseAddress {
+            #if canImport(Glibc)
+            let n = Glibc.write(fd, base, rest.count)
+            #else
+            let n = Darwin.write(fd, base, rest.count)
+            #endif
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return false }
+            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
+        }
+        return true
+    }
+
+    /// What a file is compared with before it is replaced.
+    public enum Content {
+        /// Bytes in memory.
+        case bytes([UInt8])
+        /// Another file (a staged temporary file, say).
+        case file(String)
+    }
+
+    /// Whether the file at `path` exists and holds exactly `content`: the check that skips a write
+    /// whose bytes would not change the file, so that it keeps its modification time. Sizes are
+    /// compared first; then the bytes, in blocks, so memory stays constant for files of any size.
+    public static func holds(_ path: String, _ content: Content) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        // A block of at most 64 KiB: a small feed is read with one small allocation.
+        let blockSize = min(max(Int(info.st_size), 1), 1 << 16)
+        var block = [UInt8](repeating: 0, count: blockSize)
+        switch content {
+        case .bytes(let bytes):
+            guard Int(info.st_size) == bytes.count else { return false }
+            var offset = 0
+            while true {
+                let count = readFully(fd, &block)
+                guard count >= 0, count <= bytes.count - offset else { return false }
+                if count == 0 { return offset == bytes.count }
+                let same = bytes.withUnsafeBytes { memcmp(block, $0.baseAddress! + offset, count) == 0 }
+                guard same else { return false }
+                offset += count
+            }
+        case .file(let other):
+            var otherInfo = stat()
+            guard stat(other, &otherInfo) == 0, otherInfo.st_size == info.st_size else { return false }
+            let otherFD = open(other, O_RDONLY | O_CLOEXEC)
+            guard otherFD >= 0 else { return false }
+            defer { close(otherFD) }
+            var otherBlock = [UInt8](repeating: 0, count: blockSize)
+            while true {
+                let count = readFully(fd, &block), otherCount = readFully(otherFD, &otherBlock)
+                guard count == otherCount, count >= 0 else { return false }
+                if count == 0 { return true }
+                guard memcmp(block, otherBlock, count) == 0 else { return false }
+            }
+        }
+    }
+
+    /// Fills `buffer` from `fd` (fewer bytes only at the end of the file); -1 when a read failed.
+    private static func readFully(_ fd: Int32, _ buffer: inout [UInt8]) -> Int {
+        var filled = 0
+        while filled < buffer.count {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 { return -1 }
+            if n == 0 { break }
+            filled += n
+        }
+        return filled
     }
 
     private static func split(_ path: String) -> (directory: String, name: String) {

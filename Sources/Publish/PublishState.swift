@@ -28,14 +28,16 @@ struct PublishState: Codable, Equatable {
         return state
     }
 
-    /// Written to a temporary file and renamed, so that a crash leaves the old state or the new one.
+    /// Replaced durably (`DurableFile`), so that a crash leaves the old state or the new one.
     func save(path: String) throws(PublishError) {
         let directory = (path as NSString).deletingLastPathComponent
         do {
             if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
             var text = JSONText(escapingSlashes: true)
             try text.append(encoding: self)
-            try Data(text.bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try DurableFile.replace(path, with: text.bytes)
+        } catch let error as FileError {
+            throw PublishError(.state, "cannot write the publish state \(path): \(error.reason)")
         } catch {
             throw PublishError(.state, "cannot write the publish state \(path): \(error.localizedDescription)")
         }

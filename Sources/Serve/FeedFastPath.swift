@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdCore
 import NIOCore
 import NIOHTTPTypes
+import Primitives
 
 /// What a request for a feed file gets, from the file's entry and the request's headers: the
 /// route (`Routes.feed`) and the event loop's fast path (`FeedFastPath`) answer alike.

@@ -6,7 +6,7 @@ import Primitives
 /// validator). Numbers are read with a fixed or capped count of digits, never by `Int(text)`
 /// followed by arithmetic: nothing a client sends can make a multiplication or conversion trap.
 ///
-/// No Foundation, no Hummingbird: `scripts/fuzz serve` compiles this file with HTTPDate.swift,
+/// No Foundation, no Hummingbird: `scripts/fuzz serve` compiles this file with
 /// HTML.swift and Primitives into a libFuzzer target (Fuzz/ServeFuzz.swift).
 ///
 ///     RequestInput.page("3")                        // 3

@@ -5,6 +5,7 @@ import Listings
 import Logging
 import NIOCore
 import ObjectGraph
+import Primitives
 
 /// What every request shares: the options, the merged model, the read-only store, the feed
 /// files, the sessions and the metrics.

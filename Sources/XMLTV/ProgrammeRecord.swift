@@ -3,11 +3,20 @@ import Primitives
 // A programme as read, before its content is turned into Swift values: the attributes the
 // schedule needs, a hash of everything inside the element, and the element itself on a tape.
 
+/// A `<programme>` as read, before its content is turned into Swift values: the attributes the
+/// schedule needs, a hash of everything inside the element, and the element itself, kept as
+/// compact bytes. Decoding (`decoded()`) is left to whoever needs the content: an import that finds
+/// the hash unchanged never decodes.
 public struct ProgrammeRecord: Sendable {
+    /// The `channel` attribute.
     public var channel: String
+    /// The `start` attribute, in UTC seconds since 1970.
     public var start: Int64
+    /// The `stop` attribute, in UTC seconds; nil when absent or unparseable.
     public var stop: Int64?
+    /// The `i` of `clumpidx="i/n"` (0 when absent).
     public var clumpIndex: Int
+    /// The `n` of `clumpidx="i/n"` (1 when absent).
     public var clumpCount: Int
     /// Line of the `<programme>` start tag.
     public var line: Int

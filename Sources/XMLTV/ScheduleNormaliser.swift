@@ -5,10 +5,15 @@ import Primitives
 /// What the normaliser needs of a programme: its place in the schedule, and its content only for
 /// messages and for telling exact duplicates from conflicting ones.
 public protocol ScheduledProgramme: Sendable {
+    /// Start, in UTC seconds since 1970.
     var start: Int64 { get }
+    /// Stop, in UTC seconds; nil when unknown (the normaliser fills it in where it can).
     var stop: Int64? { get set }
+    /// The `i` of `clumpidx="i/n"`.
     var clumpIndex: Int { get }
+    /// The `n` of `clumpidx="i/n"`.
     var clumpCount: Int { get }
+    /// The line of the `<programme>` start tag, for messages.
     var line: Int { get }
     /// The first title, for messages.
     var firstTitle: String? { get }
@@ -17,8 +22,10 @@ public protocol ScheduledProgramme: Sendable {
 }
 
 extension XMLTVProgramme: ScheduledProgramme {
+    /// The first `<title>`, for messages.
     public var firstTitle: String? { titles.first?.text }
 
+    /// Whether both are equal but for where they were read (line and hash).
     public func hasSameContent(as other: XMLTVProgramme) -> Bool {
         var a = self
         a.line = other.line
@@ -28,11 +35,19 @@ extension XMLTVProgramme: ScheduledProgramme {
 }
 
 extension ProgrammeRecord: ScheduledProgramme {
+    /// Whether both hold the same element (decoded and compared only when their bytes differ).
     public func hasSameContent(as other: ProgrammeRecord) -> Bool {
         sourceHash == other.sourceHash && tape == other.tape || decoded().hasSameContent(as: other.decoded())
     }
 }
 
+/// One channel's programmes made into a schedule: sorted by start, exact duplicates dropped,
+/// missing stops filled from the next start and impossible ones repaired, overlaps and conflicting
+/// duplicates reported as `XMLTVWarning`s.
+///
+/// ```swift
+/// let (schedule, warnings) = ScheduleNormaliser.normalise(programmes, channel: "bbc1.uk")
+/// ```
 public enum ScheduleNormaliser {
     /// `programmes` may come in any order; they are taken as belonging to `channel`.
     public static func normalise<P: ScheduledProgramme>(_ programmes: [P], channel: String)

@@ -15,14 +15,31 @@ private final class ErrorSink {
     var line: Int?
 }
 
+/// A streaming reader of XMLTV files on libxml2: one channel or programme at a time, in
+/// document order, in constant memory, gzip inflated on the way. It never touches the network and
+/// expands no external entities; times are converted to UTC (`XMLTVTime`). Malformed or truncated
+/// XML is an `XMLTVError` naming the file and line; oddities that do not stop reading are
+/// `warnings`.
+///
+/// ```swift
+/// let reader = try XMLTVReader(path: "guide.xml.gz")
+/// while let item = try reader.next() {
+///     if case .programme(let p) = item { print(p.start, p.titles.first?.text ?? "") }
+/// }
+/// ```
+///
+/// See <doc:GettingStarted>.
 public final class XMLTVReader {
+    /// The file being read, as given.
     public let path: String
+    /// The options it reads with.
     public let options: XMLTVReaderOptions
     /// True when the file starts with the gzip magic bytes (the name does not matter).
     public let isGzip: Bool
 
     /// Reading-time warnings, at most `options.maxWarnings`; see `suppressedWarningCount`.
     public private(set) var warnings: [XMLTVWarning] = []
+    /// Warnings beyond `options.maxWarnings`, counted but not kept.
     public private(set) var suppressedWarningCount = 0
 
     /// Bytes of XML consumed so far (uncompressed bytes for a gzip file).

@@ -2,6 +2,12 @@ import Primitives
 
 // XMLTV times: `YYYY[MM[DD[hh[mm[ss]]]]] [zone]`, converted with integer arithmetic only.
 
+/// XMLTV times, `YYYY[MM[DD[hh[mm[ss]]]]] [zone]` (`20261122030000 +0100`), converted to UTC with
+/// integer arithmetic only: no calendar, no locale, nothing an input can make overflow.
+///
+/// ```swift
+/// XMLTVTime.parse("20261122030000 +0100")   // (utc: 1795312800, hadZone: true)
+/// ```
 public enum XMLTVTime {
     /// UTC seconds since 1970 and whether the string named a zone (no zone means UTC).
     /// Returns nil for anything outside the grammar or with out-of-range fields.

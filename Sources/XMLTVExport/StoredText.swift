@@ -4,7 +4,7 @@ import Glibc
 /// valid until the cursor moves or the block is loaded again.
 typealias StoredBytes = UnsafeBufferPointer<UInt8>
 
-/// How `ListingsMapper` stores what XMLTV repeats, read back as byte ranges of the stored text:
+/// How the import (`ListingsMapper`) stores what XMLTV repeats, read back as byte ranges of the stored text:
 /// `"\n"`-separated lines, `key=value` lines, `tag\tlang\ttext` lines for further languages. Each
 /// is cut exactly where `String`'s Character-wise `split` and `firstIndex(of:)` cut, which the
 /// export did before, so that its bytes stay the same.

@@ -1,6 +1,6 @@
 import Primitives
 
-/// A stored channel as the bytes of the row being read (`ListingsMapper.channelKeys`).
+/// A stored channel as the bytes of the row being read (`TVModel.channelKeys`).
 struct StoredChannel {
     var id: StoredBytes
     var displayName: StoredBytes?
@@ -12,8 +12,8 @@ struct StoredChannel {
     var icons: StoredBytes?
 }
 
-/// A stored programme as the bytes and numbers of the row being read, in `ListingsMapper`'s
-/// storage forms (`ListingsMapper.programmeKeys`).
+/// A stored programme as the bytes and numbers of the row being read, in the import's
+/// storage forms (`TVModel.programmeKeys`).
 struct StoredProgramme {
     var start: Int64 = 0
     var stop: Int64?
@@ -232,7 +232,7 @@ struct XMLTVDocumentWriter {
     static let videoFields: [StaticString] = ["present", "colour", "aspect", "quality"]
     static let audioFields: [StaticString] = ["present", "stereo"]
 
-    /// The credit keys a `MemberStream` reads (`ListingsMapper.creditKeys`' texts, then the guest flag).
+    /// The credit keys a `MemberStream` reads (`TVModel.creditKeys`' texts, then the guest flag).
     enum Credit {
         static let keys = ["role", "name", "character", "images"]
         static let role = 0, name = 1, character = 2, images = 3

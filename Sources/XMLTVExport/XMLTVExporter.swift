@@ -91,7 +91,7 @@ enum ChannelColumn {
     static let xmltvId = 0, displayName = 1, otherNames = 2, icon = 3, url = 4, hidden = 5, icons = 6
 }
 
-/// The programme keys the export reads (`ListingsMapper.programmeKeys` that XMLTV has), their
+/// The programme keys the export reads (`TVModel.programmeKeys` that XMLTV has), their
 /// places in a fetched row, and the row as a `StoredProgramme`.
 enum ProgrammeColumn {
     static let keys = ["start", "stop", "clumpIndex", "clumpCount", "title", "subTitle", "desc", "otherLanguages", "date",

@@ -41,7 +41,7 @@ final class XMLTVFile {
         if let deflater {
             try deflater.compress(UnsafeBufferPointer(start: nil, count: 0), finish: true) { (chunk) throws(XMLTVExportError) in try writeAll(chunk) }
         }
-        if Self.sameContent(temporary, path) {
+        if DurableFile.holds(path, .file(temporary)) {
             close(fd)
             fd = -1
             unlink(temporary)
@@ -60,60 +60,16 @@ final class XMLTVFile {
 
     private func writeAll(_ bytes: ArraySlice<UInt8>) throws(XMLTVExportError) {
         var failed = false
-        bytes.withUnsafeBytes { failed = !write(all: $0) }
+        bytes.withUnsafeBytes { failed = !DurableFile.writeAll(fd, $0) }
         if failed { throw failure("cannot write \(temporary)") }
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(XMLTVExportError) {
-        guard write(all: bytes) else { throw failure("cannot write \(temporary)") }
-    }
-
-    /// False when a write failed (`errno` says why).
-    private func write(all bytes: UnsafeRawBufferPointer) -> Bool {
-        var rest = bytes
-        while !rest.isEmpty {
-            let n = Glibc.write(fd, rest.baseAddress!, rest.count)
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return false }
-            rest = UnsafeRawBufferPointer(rebasing: rest[n...])
-        }
-        return true
+        guard DurableFile.writeAll(fd, bytes) else { throw failure("cannot write \(temporary)") }
     }
 
     private func failure(_ what: String) -> XMLTVExportError {
         XMLTVExportError("\(what): \(String(cString: strerror(errno)))")
-    }
-
-    /// Whether both files exist with the same bytes, read in blocks.
-    static func sameContent(_ a: String, _ b: String) -> Bool {
-        var sa = stat(), sb = stat()
-        guard stat(a, &sa) == 0, stat(b, &sb) == 0, sa.st_size == sb.st_size else { return false }
-        let fa = open(a, O_RDONLY | O_CLOEXEC), fb = open(b, O_RDONLY | O_CLOEXEC)
-        defer {
-            if fa >= 0 { close(fa) }
-            if fb >= 0 { close(fb) }
-        }
-        guard fa >= 0, fb >= 0 else { return false }
-        let size = 1 << 16
-        var ba = [UInt8](repeating: 0, count: size), bb = [UInt8](repeating: 0, count: size)
-        while true {
-            let na = readFully(fa, &ba), nb = readFully(fb, &bb)
-            guard na == nb, na >= 0 else { return false }
-            if na == 0 { return true }
-            if memcmp(ba, bb, na) != 0 { return false }
-        }
-    }
-
-    private static func readFully(_ fd: Int32, _ buffer: inout [UInt8]) -> Int {
-        var filled = 0
-        while filled < buffer.count {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { return -1 }
-            if n == 0 { break }
-            filled += n
-        }
-        return filled
     }
 }
 

@@ -7,10 +7,11 @@ import XMLTV
 /// Turns XMLTV records into incoming objects of the listings model. This is the only place that
 /// knows both vocabularies.
 public enum ListingsMapper {
-    public static let channelKeys = TVModel.channelFeedAttributes.map(\.name)
-    public static let programmeKeys = TVModel.programmeFeedAttributes.map(\.name)
-    public static let creditKeys = ["role", "name", "character", "isGuest", "position", "images"]
-    public static let categoryKeys = ["name", "lang", "position"]
+    // The model's keys (Listings), under the names the import reads them by.
+    public static let channelKeys = TVModel.channelKeys
+    public static let programmeKeys = TVModel.programmeKeys
+    public static let creditKeys = TVModel.creditKeys
+    public static let categoryKeys = TVModel.categoryKeys
 
     public static func channel(_ c: XMLTVChannel) -> IncomingObject {
         let (first, rest) = split(c.displayNames)

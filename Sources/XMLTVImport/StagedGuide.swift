@@ -2,6 +2,7 @@ import Foundation
 import Listings
 import Merge
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// A guide whose programmes are not grouped by channel, staged on disk so that the merge can
@@ -30,7 +31,7 @@ final class StagedGuide {
         var pending: [UInt8] = []
         pending.reserveCapacity(1 << 20 + 1 << 16)
         func flush() throws {
-            guard pending.withUnsafeBytes({ writeAll(descriptor, $0) }) else { throw Self.failure("cannot write the staging file \(path)") }
+            guard pending.withUnsafeBytes({ DurableFile.writeAll(descriptor, $0) }) else { throw Self.failure("cannot write the staging file \(path)") }
             flushed += Int64(pending.count)
             pending.removeAll(keepingCapacity: true)
         }
@@ -119,20 +120,6 @@ final class StagedGuide {
     }
 }
 
-/// Writes all of `bytes` to `fd` (retrying short writes and EINTR); false on failure (see errno).
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-    var written = 0
-    while written < bytes.count, let base = bytes.baseAddress {
-        let n = write(fd, base + written, bytes.count - written)
-        if n < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        written += n
-    }
-    return true
-}
-
 /// Inputs that cannot be read twice (named pipes: process substitution, /dev/stdin from a pipe),
 /// copied once to a temporary file named like a staging file (so a killed run's copy is cleaned up
 /// the same way) and read from there: a guide not grouped by channel is read a second time to
@@ -195,7 +182,7 @@ final class RereadableInputs {
                 if errno == EINTR { continue }
                 throw failure("cannot read")
             }
-            guard writeAll(target, UnsafeRawBufferPointer(start: buffer, count: got)) else {
+            guard DurableFile.writeAll(target, UnsafeRawBufferPointer(start: buffer, count: got)) else {
                 throw ImportError.cannotWrite("cannot write the temporary copy \(copy) of \(file): \(String(cString: strerror(errno)))")
             }
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Listings
 import ObjectGraph
+import Primitives
 import XMLTV
 
 /// A guide that can be read only once, as it arrives: a command's standard output.
@@ -73,7 +74,7 @@ final class StreamCopy: @unchecked Sendable {
     /// Called on the reading thread only.
     func append(_ bytes: UnsafeRawBufferPointer) {
         guard failure == 0 else { return }
-        if !writeAll(descriptor, bytes) { failure = errno }
+        if !DurableFile.writeAll(descriptor, bytes) { failure = errno }
     }
 
     /// Reads the rest of `stream` (what the first reading left) into the copy.

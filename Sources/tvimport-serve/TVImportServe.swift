@@ -8,7 +8,7 @@ import Serve
 /// them (same process, so SIGTERM and the exit status are this program's). It is a program of its
 /// own so that the nightly commands do not load Hummingbird, NIO and Prometheus.
 @main
-struct TVImportServe: ParsableCommand {
+struct TVImportServe: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tvimport-serve",
         abstract: ServeArguments.abstract,
@@ -16,39 +16,28 @@ struct TVImportServe: ParsableCommand {
 
     @OptionGroup var arguments: ServeArguments
 
-    func run() throws {
+    func run() async throws {
         JobLog.bootstrap(format: .text)
-        finish {
-            let environment = ProcessInfo.processInfo.environment
-            let cfg = try arguments.config.map { try JobConfig.load(path: $0, requireSources: false) }
-            var options = try cfg.map { try ServeOptions(config: $0, environment: environment) }
-                ?? ServeOptions(database: arguments.database.resolved(), feedsDirectory: environment["TVIMPORT_OUTPUT"] ?? "feeds")
-            if cfg == nil { options.token = try ServeOptions.token(config: nil, environment: environment) }
-            options.database = arguments.database.resolved(config: cfg)
-            if let feeds = arguments.feeds {
-                options.feedsDirectory = feeds
-                options.feedsDirectoryNamed = true
-            }
-            if let host = arguments.host { options.host = host }
-            if let port = arguments.port { options.port = port }
-            try ServeBlocking.run(options)
+        await finish(awaiting: {
+            try await ServeServer.run(options: try options())
             return ("", .success)
-        }
+        })
     }
-}
 
-/// Runs the async server from the synchronous command line until it stops.
-enum ServeBlocking {
-    final class Outcome: @unchecked Sendable { var error: (any Error)? }
-
-    static func run(_ options: ServeOptions) throws {
-        let outcome = Outcome()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { try await ServeServer.run(options: options) } catch { outcome.error = error }
-            done.signal()
+    /// The config's serve settings, with the command line's options over them.
+    func options() throws -> ServeOptions {
+        let environment = ProcessInfo.processInfo.environment
+        let cfg = try arguments.config.map { try JobConfig.load(path: $0, requireSources: false) }
+        var options = try cfg.map { try ServeOptions(config: $0, environment: environment) }
+            ?? ServeOptions(database: arguments.database.resolved(), feedsDirectory: environment["TVIMPORT_OUTPUT"] ?? "feeds")
+        if cfg == nil { options.token = try ServeOptions.token(config: nil, environment: environment) }
+        options.database = arguments.database.resolved(config: cfg)
+        if let feeds = arguments.feeds {
+            options.feedsDirectory = feeds
+            options.feedsDirectoryNamed = true
         }
-        done.wait()
-        if let error = outcome.error { throw error }
+        if let host = arguments.host { options.host = host }
+        if let port = arguments.port { options.port = port }
+        return options
     }
 }

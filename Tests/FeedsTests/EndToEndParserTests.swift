@@ -55,15 +55,15 @@ import XMLTVImport
         var xml = """
             <?xml version="1.0" encoding="UTF-8"?>
             <tv>
-              <channel id="dasErste.de"><display-name>\(xmlEscape(channelName))</display-name></channel>
+              <channel id="dasErste.de"><display-name>\(GuideText.escaped(channelName))</display-name></channel>
 
             """
         for p in programmes {
-            xml += "  <programme start=\"\(xmltvTime(p.start))\"\(p.stop.map { " stop=\"\(xmltvTime($0))\"" } ?? "") channel=\"dasErste.de\">"
-            xml += "<title>\(xmlEscape(p.title))</title>"
-            if let s = p.subTitle { xml += "<sub-title>\(xmlEscape(s))</sub-title>" }
-            if let d = p.desc { xml += "<desc>\(xmlEscape(d))</desc>" }
-            for c in p.categories { xml += "<category>\(xmlEscape(c))</category>" }
+            xml += "  <programme start=\"\(GuideText.time(p.start))\"\(p.stop.map { " stop=\"\(GuideText.time($0))\"" } ?? "") channel=\"dasErste.de\">"
+            xml += "<title>\(GuideText.escaped(p.title))</title>"
+            if let s = p.subTitle { xml += "<sub-title>\(GuideText.escaped(s))</sub-title>" }
+            if let d = p.desc { xml += "<desc>\(GuideText.escaped(d))</desc>" }
+            for c in p.categories { xml += "<category>\(GuideText.escaped(c))</category>" }
             if let e = p.episodeNum { xml += "<episode-num system=\"xmltv_ns\">\(e)</episode-num>" }
             xml += "</programme>\n"
         }

@@ -124,12 +124,12 @@ import XMLTVImport
             <?xml version="1.0" encoding="UTF-8"?>
             <tv>
               <channel id="a.tv"><display-name>A</display-name></channel>
-              <programme start="\(xmltvTime(t))" channel="a.tv"><title>No stop</title></programme>
-              <programme start="\(xmltvTime(t + 1800))" stop="\(xmltvTime(t + 1800))" channel="a.tv"><title>Stop equals start</title></programme>
-              <programme start="\(xmltvTime(t + 3600))" stop="\(xmltvTime(t + 600))" channel="a.tv"><title>Stop before start</title></programme>
-              <programme start="\(xmltvTime(t + 7200))" channel="a.tv" clumpidx="0/2"><title>Clump one</title></programme>
-              <programme start="\(xmltvTime(t + 7200))" channel="a.tv" clumpidx="1/2"><title>Clump two</title></programme>
-              <programme start="\(xmltvTime(t + 9000))" channel="a.tv"><title>Last, no stop</title></programme>
+              <programme start="\(GuideText.time(t))" channel="a.tv"><title>No stop</title></programme>
+              <programme start="\(GuideText.time(t + 1800))" stop="\(GuideText.time(t + 1800))" channel="a.tv"><title>Stop equals start</title></programme>
+              <programme start="\(GuideText.time(t + 3600))" stop="\(GuideText.time(t + 600))" channel="a.tv"><title>Stop before start</title></programme>
+              <programme start="\(GuideText.time(t + 7200))" channel="a.tv" clumpidx="0/2"><title>Clump one</title></programme>
+              <programme start="\(GuideText.time(t + 7200))" channel="a.tv" clumpidx="1/2"><title>Clump two</title></programme>
+              <programme start="\(GuideText.time(t + 9000))" channel="a.tv"><title>Last, no stop</title></programme>
             </tv>
             """
         try guide.write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
@@ -184,7 +184,7 @@ import XMLTVImport
             """
             <?xml version="1.0" encoding="UTF-8"?>
             <tv><channel id="a.tv"><display-name>A</display-name></channel>
-            \((0..<3).map { i in "<programme start=\"\(xmltvTime(t + Int64(i) * 3600))\" stop=\"\(xmltvTime(t + Int64(i + 1) * 3600))\" channel=\"a.tv\"><title>\(titles[i])</title><desc>\(descs[i])</desc><category>\(categories[i])</category></programme>" }.joined(separator: "\n"))
+            \((0..<3).map { i in "<programme start=\"\(GuideText.time(t + Int64(i) * 3600))\" stop=\"\(GuideText.time(t + Int64(i + 1) * 3600))\" channel=\"a.tv\"><title>\(titles[i])</title><desc>\(descs[i])</desc><category>\(categories[i])</category></programme>" }.joined(separator: "\n"))
             </tv>
             """
         }
@@ -239,8 +239,8 @@ import XMLTVImport
             <tv>
               <channel id="one.tv"><display-name>Display One</display-name></channel>
               <channel id="two.tv"><display-name>Display Two</display-name></channel>
-              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="one.tv"><title>Evening News</title></programme>
-              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="two.tv"><title>Night News</title></programme>
+              <programme start="\(GuideText.time(t))" stop="\(GuideText.time(t + 3600))" channel="one.tv"><title>Evening News</title></programme>
+              <programme start="\(GuideText.time(t))" stop="\(GuideText.time(t + 3600))" channel="two.tv"><title>Night News</title></programme>
             </tv>
             """
         try guide.write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
@@ -311,8 +311,8 @@ import XMLTVImport
         let guide = """
             <?xml version="1.0" encoding="UTF-8"?>
             <tv>
-              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="a.tv"><title>News</title></programme>
-              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="b.tv"><title>Film</title></programme>
+              <programme start="\(GuideText.time(t))" stop="\(GuideText.time(t + 3600))" channel="a.tv"><title>News</title></programme>
+              <programme start="\(GuideText.time(t))" stop="\(GuideText.time(t + 3600))" channel="b.tv"><title>Film</title></programme>
             </tv>
             """
         try guide.write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)
@@ -340,7 +340,7 @@ import XMLTVImport
             <?xml version="1.0" encoding="UTF-8"?>
             <tv>
               <channel id="../x y%2F.tv"><display-name>Odd &lt;id&gt;</display-name></channel>
-              <programme start="\(xmltvTime(t))" stop="\(xmltvTime(t + 3600))" channel="../x y%2F.tv"><title>T</title></programme>
+              <programme start="\(GuideText.time(t))" stop="\(GuideText.time(t + 3600))" channel="../x y%2F.tv"><title>T</title></programme>
             </tv>
             """
         try guide.write(toFile: directory + "/g.xml", atomically: true, encoding: .utf8)

@@ -53,17 +53,6 @@ func makeTemporaryDirectory(_ name: String = "FeedsTests") throws -> String {
     return path
 }
 
-func xmlEscape(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-}
-
-/// XMLTV time of seconds since 1970, in UTC.
-func xmltvTime(_ seconds: Int64) -> String {
-    let c = UTCTime.components(seconds)
-    return String(format: "%04d%02d%02d%02d%02d%02d +0000", c.year, c.month, c.day, c.hour, c.minute, c.second)
-}
-
 func iso(_ seconds: Int64) -> String {
     let formatter = ISO8601DateFormatter()
     formatter.timeZone = TimeZone(identifier: "UTC")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Fetch
 
@@ -13,28 +14,18 @@ let guide = Data("""
 
 /// Fixtures/server.py in a subprocess, on a free loopback port. One per test: no shared state.
 final class TestServer {
-    private let process = Process()
-    private let input = Pipe()
-    private let output = Pipe()
+    private let process: RunningProcess
     let port: Int
 
     init() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("Fixtures/server.py").path
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(0x0a) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-        else {
-            process.terminate()
+        // The server runs until its standard input closes.
+        let process = try RunningProcess("python3", [script], keepsInputOpen: true)
+        self.process = process
+        process.wait(timeout: 60) { $0.stdout.contains("\n") }
+        guard let port = Int(process.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.stop()
             throw TestServerError.noPort
         }
         self.port = port
@@ -57,9 +48,8 @@ final class TestServer {
 
     func stop() {
         guard process.isRunning else { return }
-        try? input.fileHandleForWriting.close()
-        process.terminate()
-        process.waitUntilExit()
+        process.closeInput()
+        process.stop()
     }
 }
 

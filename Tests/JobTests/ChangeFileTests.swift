@@ -59,7 +59,7 @@ import Testing
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("b.sqlite"))
         #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
         // Someone renamed a programme in b: the file's old title no longer matches there.
-        let id = "alpha.test/" + xmltvTime(guideBase())
+        let id = "alpha.test/" + GuideText.time(guideBase())
         #expect(try box.run(["edit", "--db", "b.sqlite", "--force", "Programme", id, "title=Renamed"]).status == 0)
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
             .filter { !$0.hasSuffix(".patch.json") }.sorted().last)

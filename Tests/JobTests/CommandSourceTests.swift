@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -8,15 +9,8 @@ import Glibc
 /// output is not grouped by channel (so the kept copy of the stream is read a second time).
 private let sortFixture = repoRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/xmltv/iptvorg_epgshare01.online.xml").path
 private let haveSortFixture = FileManager.default.fileExists(atPath: sortFixture)
-private let haveTvSort = ExecutableSearch.find("tv_sort") != nil
-private let haveSqlite3 = ExecutableSearch.find("sqlite3") != nil
-
-enum ExecutableSearch {
-    static func find(_ name: String) -> String? {
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map { "\($0)/\(name)" }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-}
+private let haveTvSort = Tool.path("tv_sort") != nil
+private let haveSqlite3 = Tool.path("sqlite3") != nil
 
 /// A config with file sources and command sources (name, argument vector, time limit).
 private func commandConfig(files: [(String, String)] = [], commands: [(String, [String], Double?)], extra: String = "") -> String {
@@ -33,7 +27,7 @@ private func commandConfig(files: [(String, String)] = [], commands: [(String, [
 private func dump(_ box: Sandbox, source: String) throws -> String {
     let sql = "SELECT * FROM Channel WHERE source = '\(source)' ORDER BY _pk; "
         + "SELECT * FROM Programme WHERE channel IN (SELECT _pk FROM Channel WHERE source = '\(source)') ORDER BY _pk;"
-    let r = try box.run(["-batch", "tv.sqlite", sql], executable: ExecutableSearch.find("sqlite3")!)
+    let r = try box.run(["-batch", "tv.sqlite", sql], executable: Tool.path("sqlite3")!)
     #expect(r.status == 0, "sqlite3: \(r.stderr)")
     return r.stdout
 }

@@ -10,6 +10,16 @@ import Testing
         return try JobConfig.load(path: path)
     }
 
+    /// The config's modules are remembered in the database as the JSON `JSONSerialization` wrote
+    /// with sorted keys (now written by JSONText): the same bytes, so a database written before
+    /// keeps its setting unchanged.
+    @Test func modulesAreRememberedInFoundationsBytes() throws {
+        let modules = #"[{"name": "mine", "entities": [{"name": "Programme", "placeholder": true, "attributes": [{"name": "stars", "type": "integer"}, {"name": "note/2", "type": "string", "optional": false}, {"name": "B", "type": "string"}, {"name": "a10", "type": "string"}, {"name": "a2", "type": "string", "optional": true}]}]}]"#
+        let config = try load(#"{"sources": [{"name": "a", "url": "/x"}], "modules": "# + modules + "}")
+        let expected = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: Data(modules.utf8)), options: [.sortedKeys])
+        #expect(config.modulesJSON == expected, "\(String(decoding: config.modulesJSON ?? Data(), as: UTF8.self))")
+    }
+
     @Test func anUnknownKeyIsNamed() throws {
         let error = try #require(throws: JobError.self) { try load(#"{"sources": [{"name": "a", "url": "/x"}], "retention": 3}"#) }
         #expect(error.status == .config)

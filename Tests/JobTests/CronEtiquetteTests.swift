@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -19,17 +20,10 @@ import Glibc
         try box.write("two.xml", makeGuide(channels: ["other.test"], programmes: 4))
         try box.write("c.json", makeConfig(sources: [("one", box.path("one.xml")), ("two", box.path("two.xml"))],
                                            extra: #", "changeFiles": false"#))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binaryPath)
-        process.arguments = ["run", "--config", "c.json"]
-        process.currentDirectoryURL = box.dir
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try RunningProcess(Repository.tvimport, ["run", "--config", "c.json"], in: box.dir)
         Thread.sleep(forTimeInterval: 0.4)
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-        let status = process.terminationStatus
+        process.send(SIGTERM)
+        let status = process.waitForExit()
         #expect(status == 75 || status == 0, "exit \(status)")
         #expect(try sqlite(box, "PRAGMA integrity_check") == "ok")
         // Either source is all there or not there at all.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,7 @@ import Glibc
         for c in channels {
             for i in slots {
                 let start = base.addingTimeInterval(Double(i) * 1800)
-                xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start.addingTimeInterval(1800)))\" channel=\"\(c)\"><title>\(title(i))</title></programme>\n"
+                xml += "  <programme start=\"\(GuideText.time(start))\" stop=\"\(GuideText.time(start.addingTimeInterval(1800)))\" channel=\"\(c)\"><title>\(title(i))</title></programme>\n"
             }
         }
         return xml + "</tv>\n"
@@ -62,7 +63,7 @@ import Glibc
         let forced = try box.run(["edit", "--db", "tv.sqlite", "--force", "Channel", "alpha.test", "displayName=Mine"])
         #expect(forced.status == 0, "\(forced.stderr)")
 
-        let programme = "alpha.test/" + xmltvTime(guideBase()).prefix(14)
+        let programme = "alpha.test/" + GuideText.time(guideBase()).prefix(14)
         #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note=remember"]).status == 0)
         func note() throws -> String {
             let r = try box.run(["/bin/sh", "-c", "sqlite3 tv.sqlite \"SELECT quote(note) FROM Programme ORDER BY start LIMIT 1\""], executable: "/usr/bin/env")
@@ -116,7 +117,7 @@ import Glibc
     @Test func importDashReadsStandardInput() throws {
         let box = try Sandbox()
         try box.write("g.xml", guide(slots: [0, 1, 2]))
-        let r = try box.run(["-c", "\"$0\" import --db tv.sqlite - < g.xml", binaryPath], executable: "/bin/sh")
+        let r = try box.run(["-c", "\"$0\" import --db tv.sqlite - < g.xml", Repository.tvimport], executable: "/bin/sh")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("3 inserted"), "\(r.stdout)")
     }
@@ -212,7 +213,7 @@ import Glibc
         // A guide that ended three days ago: the feeds' default window (24 h back) holds nothing.
         let old = guideBase().addingTimeInterval(-4 * 86400)
         var xml = "<tv><channel id=\"old.test\"><display-name>Old</display-name></channel>"
-        xml += "<programme start=\"\(xmltvTime(old))\" stop=\"\(xmltvTime(old.addingTimeInterval(1800)))\" channel=\"old.test\"><title>Gone</title></programme></tv>"
+        xml += "<programme start=\"\(GuideText.time(old))\" stop=\"\(GuideText.time(old.addingTimeInterval(1800)))\" channel=\"old.test\"><title>Gone</title></programme></tv>"
         try box.write("old.xml", xml)
         let imported = try box.run(["import", "--db", "tv.sqlite", "--force", "old.xml"])
         try #require(imported.status == 0, "\(imported.stdout) \(imported.stderr)")
@@ -258,7 +259,7 @@ import Glibc
         let box = try Sandbox()
         try box.write("g.xml", makeGuide(channels: ["a.test", "b.test"], programmes: 4))
         // `script` runs the import with a pseudo-terminal as stdout and stderr; the typescript holds both.
-        let r = try box.run(["-qec", "\(binaryPath) import --db tv.sqlite g.xml", box.path("typescript")], executable: "/usr/bin/script")
+        let r = try box.run(["-qec", "\(Repository.tvimport) import --db tv.sqlite g.xml", box.path("typescript")], executable: "/usr/bin/script")
         #expect(r.status == 0, "\(r.stderr)")
         let typescript = String(decoding: box.bytes("typescript") ?? Data(), as: UTF8.self)
         #expect(typescript.contains("programmes merged"), "no progress line: \(typescript)")
@@ -274,7 +275,7 @@ import Glibc
         let bin = box.path("prefix/bin"), share = box.path("prefix/share/tvimport")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: share, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: binaryPath, toPath: bin + "/tvimport")
+        try FileManager.default.copyItem(atPath: Repository.tvimport, toPath: bin + "/tvimport")
         try FileManager.default.copyItem(atPath: repoRoot.appendingPathComponent("Sources/Job/Resources/sample-guide.xml").path,
                                          toPath: share + "/sample-guide.xml")
         let r = try box.run(["run", "--quiet"], executable: bin + "/tvimport")
@@ -417,14 +418,14 @@ import Glibc
         try box.write("g.xml", guide(slots: [0, 1, 2, 3, 4, 5]))
         try #require(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
         let base = guideBase()
-        let missing = "alpha.test/" + xmltvTime(base.addingTimeInterval(3 * 1800 + 600)).prefix(14)
+        let missing = "alpha.test/" + GuideText.time(base.addingTimeInterval(3 * 1800 + 600)).prefix(14)
         let r = try box.run(["edit", "--db", "tv.sqlite", "Programme", missing, "note=x"])
         #expect(r.status == 65, "\(r.status) \(r.stderr)")
         func iso(_ d: Date) -> String { ISO8601DateFormatter().string(from: d) }
         let third = iso(base.addingTimeInterval(3 * 1800)), fourth = iso(base.addingTimeInterval(4 * 1800))
         #expect(r.stderr.contains("nearest starts on alpha.test") && r.stderr.contains(third) && r.stderr.contains(fourth), "\(r.stderr)")
         #expect(!r.stderr.contains(iso(base)), "only the nearest: \(r.stderr)")
-        let channel = try box.run(["edit", "--db", "tv.sqlite", "Programme", "nope.test/" + xmltvTime(base).prefix(14), "note=x"])
+        let channel = try box.run(["edit", "--db", "tv.sqlite", "Programme", "nope.test/" + GuideText.time(base).prefix(14), "note=x"])
         #expect(channel.status == 65 && channel.stderr.contains("no Channel 'nope.test'"), "\(channel.stderr)")
     }
 
@@ -454,7 +455,7 @@ import Glibc
         for (channel, offset) in [("b.test", 0.0), ("a.test", 0.0)] {
             for i in 0..<3 {
                 let start = base.addingTimeInterval(Double(i) * 1800 + offset)
-                xml += "<programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start.addingTimeInterval(2400)))\" channel=\"\(channel)\"><title>T\(i)</title></programme>\n"
+                xml += "<programme start=\"\(GuideText.time(start))\" stop=\"\(GuideText.time(start.addingTimeInterval(2400)))\" channel=\"\(channel)\"><title>T\(i)</title></programme>\n"
             }
         }
         try box.write("o.xml", xml + "</tv>\n")

@@ -131,7 +131,7 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         try box.write("c.json", makeConfig(sources: [("g", box.path("guide.xml"))], extra: Self.moduleJSON))
         let r = try box.run(["run", "--config", "c.json"])
         #expect(r.status == 0, "stderr: \(r.stderr)")
-        let id = "alpha.test/" + xmltvTime(guideBase())
+        let id = "alpha.test/" + GuideText.time(guideBase())
         let e = try box.run(["edit", "--db", "tv.sqlite", "Programme", id, "stars=5"])
         #expect(e.status == 0, "stderr: \(e.stderr)")
     }
@@ -254,15 +254,10 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         try FileManager.default.createDirectory(atPath: box.path("www"), withIntermediateDirectories: true)
         try box.write("www/guide.xml", makeGuide())
         let port = try #require(freePort())
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", "-m", "http.server", "--bind", "127.0.0.1", "\(port)"]
-        server.currentDirectoryURL = box.dir.appendingPathComponent("www")
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let server = try RunningProcess("python3", ["-m", "http.server", "--bind", "127.0.0.1", "\(port)"],
+                                        in: box.dir.appendingPathComponent("www"))
         // SIGKILL: the child may inherit a blocked SIGTERM from the test runner.
-        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        defer { server.stop(SIGKILL) }
         var up = false
         for _ in 0..<100 where !up { up = canConnect(port); if !up { Thread.sleep(forTimeInterval: 0.1) } }
         try #require(up, "http.server did not start on port \(port)")

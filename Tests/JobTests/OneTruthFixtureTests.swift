@@ -94,7 +94,7 @@ struct OneTruthFixtureTests {
         let feeds = try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).filter { $0.hasSuffix(".ics") }
         #expect(feeds.contains("filter~news.ics") && feeds.count > 1, "\(feeds)")
         try FileManager.default.createDirectory(atPath: box.path("elsewhere"), withIntermediateDirectories: true)
-        let r = try Subprocess.run(binaryPath, ["undo", "--db", box.path("tvimport.sqlite")], in: box.dir.appendingPathComponent("elsewhere"),
+        let r = try Subprocess.run(Repository.tvimport, ["undo", "--db", box.path("tvimport.sqlite")], in: box.dir.appendingPathComponent("elsewhere"),
                                    environment: ["TVIMPORT_DB": nil, "TVIMPORT_OUTPUT": nil])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.output.contains("feeds: ") && r.output.contains(box.path("feeds")), "\(r.output)")
@@ -198,9 +198,9 @@ struct OneTruthFixtureTests {
         // As an earlier version recorded it.
         let name = try sqlite(box, "tv.sqlite", "SELECT runID FROM _tvimport_changes ORDER BY runID DESC LIMIT 1")
         _ = try sqlite(box, "tv.sqlite", "UPDATE _tvimport_changes SET path = './changes/\(name).json' WHERE runID = '\(name)'")
-        let r = try Subprocess.run(binaryPath, ["undo", "--db", box.path("tv.sqlite")], in: box.dir.appendingPathComponent("elsewhere"))
+        let r = try Subprocess.run(Repository.tvimport, ["undo", "--db", box.path("tv.sqlite")], in: box.dir.appendingPathComponent("elsewhere"))
         #expect(r.status == 0, "\(r.stderr)")
-        let r2 = try Subprocess.run(binaryPath, ["undo", "--db", box.path("tv.sqlite")], in: box.dir.appendingPathComponent("elsewhere"))
+        let r2 = try Subprocess.run(Repository.tvimport, ["undo", "--db", box.path("tv.sqlite")], in: box.dir.appendingPathComponent("elsewhere"))
         #expect(r2.status == 0, "\(r2.stderr)")
         #expect(try sqlite(box, "tv.sqlite", "SELECT count(*) FROM Programme") == "0")
     }

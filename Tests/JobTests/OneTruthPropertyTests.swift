@@ -165,7 +165,7 @@ final class World {
     /// What each undo reverted, newest last: what a redo gives back. A new change empties it.
     var redoStack: [(inputs: Inputs, dump: [String])] = []
     /// `tvimport serve --config config.json` on a free port, started at its first use.
-    var server: (process: Process, port: Int)?
+    var server: (process: RunningProcess, port: Int)?
     var freshCount = 0
 
     init(seed: UInt64) throws {
@@ -177,8 +177,7 @@ final class World {
 
     deinit {
         if let server {
-            server.process.terminate()
-            server.process.waitUntilExit()
+            server.process.stop()
         }
     }
 
@@ -230,30 +229,14 @@ final class World {
     }
 
     func startServer() throws {
-        let err = box.path("serve.err")
-        FileManager.default.createFile(atPath: err, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binaryPath)
-        p.arguments = ["serve", "--config", "config.json", "--port", "0"]
-        p.currentDirectoryURL = box.dir
-        var env = ProcessInfo.processInfo.environment
-        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL", "TVIMPORT_CONFIG"] { env[k] = nil }
-        env["TVIMPORT_SERVE_TOKEN"] = Self.token
-        p.environment = env
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            let text = String(decoding: FileManager.default.contents(atPath: err) ?? Data(), as: UTF8.self)
-            if let range = text.range(of: "listening on http://127.0.0.1:") {
-                server = (p, Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0)
-                return
-            }
-            if !p.isRunning || Date() > deadline { throw ServeDidNotStart(stderr: text) }
-            usleep(50_000)
-        }
+        let p = try RunningProcess(Repository.tvimport, ["serve", "--config", "config.json", "--port", "0"], in: box.dir, environment: [
+            "TVIMPORT_DB": nil, "TVIMPORT_OUTPUT": nil, "TVIMPORT_CACHE": nil, "TVIMPORT_BASE_URL": nil, "TVIMPORT_CONFIG": nil,
+            "TVIMPORT_SERVE_TOKEN": Self.token,
+        ])
+        p.wait(timeout: 30) { $0.stderr.contains("listening on http://127.0.0.1:") }
+        let text = p.stderr
+        guard let range = text.range(of: "listening on http://127.0.0.1:") else { throw ServeDidNotStart(stderr: text) }
+        server = (p, Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0)
     }
 
     struct ServeDidNotStart: Error, CustomStringConvertible {
@@ -290,18 +273,13 @@ final class World {
                     let title = titles[r.next(titles.count)]
                     // Some programmes end early (a changed stop), so sources overlap differently.
                     let stop = t + (r.next(4) == 0 ? length / 2 : length)
-                    xml += "  <programme start=\"\(Self.xmltvTime(t))\" stop=\"\(Self.xmltvTime(slot == 7 ? t + length : stop))\" channel=\"\(id)\">"
+                    xml += "  <programme start=\"\(GuideText.time(t))\" stop=\"\(GuideText.time(slot == 7 ? t + length : stop))\" channel=\"\(id)\">"
                         + "<title>\(title)</title><desc>\(source) \(title) \(r.next(4))</desc></programme>\n"
                 }
                 t += length
             }
         }
         return xml + "</tv>\n"
-    }
-
-    static func xmltvTime(_ t: Int64) -> String {
-        let c = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date(timeIntervalSince1970: Double(t)))
-        return String(format: "%04d%02d%02d%02d%02d00 +0000", c.year!, c.month!, c.day!, c.hour!, c.minute!)
     }
 
     func revisionFile(_ s: String, _ rev: Int) -> String { box.path("guides/\(s)-r\(rev).xml") }

@@ -80,8 +80,8 @@ import Testing
         let base = guideBase()
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n  <channel id=\"bbc1.uk\"><display-name>BBC One</display-name></channel>\n"
         for p in programmes {
-            xml += "  <programme start=\"\(xmltvTime(base.addingTimeInterval(Double(p.start) * 60)))\" "
-                + "stop=\"\(xmltvTime(base.addingTimeInterval(Double(p.stop) * 60)))\" channel=\"bbc1.uk\"><title>\(p.title)</title></programme>\n"
+            xml += "  <programme start=\"\(GuideText.time(base.addingTimeInterval(Double(p.start) * 60)))\" "
+                + "stop=\"\(GuideText.time(base.addingTimeInterval(Double(p.stop) * 60)))\" channel=\"bbc1.uk\"><title>\(p.title)</title></programme>\n"
         }
         return xml + "</tv>\n"
     }
@@ -149,8 +149,8 @@ import Testing
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n  <channel id=\"bbc1.uk\"><display-name>\(displayName)</display-name>"
             + (icon.map { "<icon src=\"\($0)\"/>" } ?? "") + "</channel>\n"
         for p in programmes {
-            xml += "  <programme start=\"\(xmltvTime(base.addingTimeInterval(Double(p.start) * 60)))\" "
-                + "stop=\"\(xmltvTime(base.addingTimeInterval(Double(p.stop) * 60)))\" channel=\"bbc1.uk\"><title>\(p.title)</title>"
+            xml += "  <programme start=\"\(GuideText.time(base.addingTimeInterval(Double(p.start) * 60)))\" "
+                + "stop=\"\(GuideText.time(base.addingTimeInterval(Double(p.stop) * 60)))\" channel=\"bbc1.uk\"><title>\(p.title)</title>"
                 + (p.desc.map { "<desc>\($0)</desc>" } ?? "") + "</programme>\n"
         }
         return xml + "</tv>\n"
@@ -203,7 +203,7 @@ import Testing
         try box.write("a.xml", Self.fightingA)
         try box.write("b.xml", Self.fightingB.replacingOccurrences(of: "\"bbc1.uk\"", with: "\"BBC1.HD\""))
         #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--config", "c.json", "a.xml"]).status == 0)
-        let slot = "bbc1.uk/" + xmltvTime(guideBase()).prefix(14)
+        let slot = "bbc1.uk/" + GuideText.time(guideBase()).prefix(14)
         #expect(try box.run(["edit", "--db", "tv.sqlite", "Channel", "bbc1.uk", "customName=Mine"]).status == 0)
         #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", slot, "note=record it"]).status == 0)
         func shown() throws -> String {
@@ -227,7 +227,7 @@ import Testing
     @Test func dirtyTrackingFollowsWhatIsShown() throws {
         let box = try Sandbox()
         try box.write("a.xml", Self.fightingA.replacingOccurrences(of: "</tv>", with: "  <channel id=\"other.test\"><display-name>Other</display-name></channel>\n"
-            + "  <programme start=\"\(xmltvTime(guideBase()))\" stop=\"\(xmltvTime(guideBase().addingTimeInterval(3600)))\" channel=\"other.test\"><title>Other</title></programme>\n</tv>"))
+            + "  <programme start=\"\(GuideText.time(guideBase()))\" stop=\"\(GuideText.time(guideBase().addingTimeInterval(3600)))\" channel=\"other.test\"><title>Other</title></programme>\n</tv>"))
         try box.write("b.xml", Self.fightingB)
         try box.write("c.json", #"{"database": "tv.sqlite", "output": "feeds", "sources": [{"name": "a", "url": "a.xml", "priority": 1}, {"name": "b", "url": "b.xml"}]}"#)
         #expect(try box.run(["run", "--config", "c.json"]).status == 0)
@@ -242,7 +242,7 @@ import Testing
         try box.write("a.xml", """
             <?xml version="1.0" encoding="UTF-8"?>
             <tv><channel id="other.test"><display-name>Other</display-name></channel>
-            <programme start="\(xmltvTime(guideBase()))" stop="\(xmltvTime(guideBase().addingTimeInterval(3600)))" channel="other.test"><title>Other</title></programme></tv>
+            <programme start="\(GuideText.time(guideBase()))" stop="\(GuideText.time(guideBase().addingTimeInterval(3600)))" channel="other.test"><title>Other</title></programme></tv>
             """)
         let dropped = try box.run(["run", "--config", "c.json", "--force"])
         #expect(dropped.status == 0, "stderr: \(dropped.stderr)")
@@ -263,7 +263,7 @@ import Testing
         try box.write("a.xml", Self.fightingA)
         try box.write("b.xml", Self.fightingB.replacingOccurrences(of: "bbc1.uk", with: "bbc1.uk").replacingOccurrences(of: "</tv>", with: "")
             + "  <channel id=\"two.test\"><display-name>Two</display-name></channel>\n"
-            + "  <programme start=\"\(xmltvTime(guideBase()))\" stop=\"\(xmltvTime(guideBase().addingTimeInterval(1800)))\" channel=\"two.test\"><title>Two</title></programme>\n</tv>\n")
+            + "  <programme start=\"\(GuideText.time(guideBase()))\" stop=\"\(GuideText.time(guideBase().addingTimeInterval(1800)))\" channel=\"two.test\"><title>Two</title></programme>\n</tv>\n")
         for (db, order) in [("ab.sqlite", ["a", "b"]), ("ba.sqlite", ["b", "a"])] {
             for source in order { #expect(try box.run(["import", "--db", db, "--source", source, "\(source).xml"]).status == 0) }
             #expect(try box.run(["export", "--db", db, "--xmltv", db + ".xml"]).status == 0)

@@ -9,7 +9,6 @@ import Glibc
 let repoRoot: URL = Repository.root
 
 /// The built tvimport binary.
-var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
 
 struct Result {
     var status: Int32
@@ -18,7 +17,7 @@ struct Result {
 }
 
 struct BinaryMissing: Error, CustomStringConvertible {
-    var description: String { "tvimport binary not found at \(binaryPath): run `swift build` first" }
+    var description: String { "tvimport binary not found at \(Repository.tvimport): run `swift build` first" }
 }
 
 /// A fresh temporary directory, the working directory of one test.
@@ -40,7 +39,7 @@ final class Sandbox {
     /// neither pipe can fill up.
     @discardableResult
     func run(_ args: [String], executable: String? = nil, environment extra: [String: String] = [:]) throws -> Result {
-        let exe = executable ?? binaryPath
+        let exe = executable ?? Repository.tvimport
         guard FileManager.default.isExecutableFile(atPath: exe) else {
             Issue.record("\(BinaryMissing())")
             throw BinaryMissing()
@@ -86,15 +85,6 @@ func parseJSON(_ text: String) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
 }
 
-/// XMLTV time (UTC) for a date.
-func xmltvTime(_ date: Date) -> String {
-    let f = DateFormatter()
-    f.locale = Locale(identifier: "en_US_POSIX")
-    f.timeZone = TimeZone(identifier: "UTC")
-    f.dateFormat = "yyyyMMddHHmmss"
-    return f.string(from: date) + " +0000"
-}
-
 /// The first programme start of the generated guides: the next full hour plus one hour.
 func guideBase() -> Date {
     let now = Date().timeIntervalSince1970
@@ -103,18 +93,15 @@ func guideBase() -> Date {
 
 /// A small guide in the future: `channels` channels with `programmes` half-hour programmes each.
 func makeGuide(channels: [String] = ["alpha.test", "beta.test"], programmes: Int = 4, titlePrefix: String = "Show") -> String {
-    let base = guideBase()
-    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv generator-info-name=\"jobtests\">\n"
-    for c in channels {
-        xml += "  <channel id=\"\(c)\"><display-name lang=\"en\">Name of \(c)</display-name></channel>\n"
-    }
-    for c in channels {
-        for i in 0..<programmes {
-            let start = base.addingTimeInterval(Double(i) * 1800), stop = start.addingTimeInterval(1800)
-            xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(stop))\" channel=\"\(c)\"><title lang=\"en\">\(titlePrefix) \(i)</title></programme>\n"
-        }
-    }
-    return xml + "</tv>\n"
+    let base = Int64(guideBase().timeIntervalSince1970)
+    return GuideText.document(
+        channels: channels.map { .init($0, name: "Name of \($0)", lang: "en") },
+        programmes: channels.flatMap { c in
+            (0..<Int64(programmes)).map { i in
+                .init(c, start: base + i * 1800, stop: base + i * 1800 + 1800, title: "\(titlePrefix) \(i)", lang: "en")
+            }
+        },
+        generator: "jobtests")
 }
 
 /// A config file for `run --config`.
@@ -137,15 +124,9 @@ func storedData(_ box: Sandbox, _ db: String) throws -> String {
 func startGuideServer(_ box: Sandbox, guide: String) throws -> (String, () -> Void) {
     try box.write("served.xml", guide)
     let script = repoRoot.appendingPathComponent("Tests/JobTests/Fixtures/guide_server.py").path
-    let server = Process()
-    server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    server.arguments = ["python3", script, box.path("served.xml")]
-    let output = Pipe(), input = Pipe()
-    server.standardOutput = output
-    server.standardInput = input
-    server.standardError = FileHandle.nullDevice
-    try server.run()
-    let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+    let server = try RunningProcess("python3", [script, box.path("served.xml")], keepsInputOpen: true)
+    server.wait(timeout: 60) { $0.stdout.contains("\n") }
+    let line = server.stdout
     let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "server said '\(line)'")
-    return ("http://127.0.0.1:\(port)", { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() })
+    return ("http://127.0.0.1:\(port)", { server.stop(SIGKILL) })
 }

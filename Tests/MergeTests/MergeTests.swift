@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Listings
 import Merge
 import ObjectGraph
@@ -26,7 +27,7 @@ import XMLTVImport
         #expect(a["displayName"] == .string("a.fr name"))
         #expect(a["source"] == .string("S"))
         // The written local time is 13:00 +0100, i.e. 12:00 UTC.
-        #expect(xmltvTime(p1.start, offsetMinutes: 60).hasPrefix("20300101130000 +0100"))
+        #expect(GuideText.time(p1.start, offsetMinutes: 60).hasPrefix("20300101130000 +0100"))
         let news = try #require(try h.programme("a.fr", base + 12 * hour))
         #expect(news["start"] == .date(base + 12 * hour))
         #expect(news["stop"] == .date(base + 13 * hour))

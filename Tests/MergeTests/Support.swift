@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Listings
 import Merge
 import ObjectGraph
@@ -10,34 +11,6 @@ let base: Int64 = 1_893_456_000
 let hour: Int64 = 3600
 /// A "now" before every test programme, so the guard's "future" check passes.
 let testNow: Int64 = base - 24 * hour
-
-/// Formats a UTC instant as an XMLTV time with the given offset ("+0100" style), expressed in local time.
-func xmltvTime(_ instant: Int64, offsetMinutes: Int = 0) -> String {
-    let local = instant + Int64(offsetMinutes) * 60
-    var days = local / 86400
-    var secs = local % 86400
-    if secs < 0 { secs += 86400; days -= 1 }
-    // civil_from_days (Howard Hinnant)
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let doe = z - era * 146_097
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-    var y = yoe + era * 400
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-    let mp = (5 * doy + 2) / 153
-    let d = doy - (153 * mp + 2) / 5 + 1
-    let m = mp < 10 ? mp + 3 : mp - 9
-    if m <= 2 { y += 1 }
-    let sign = offsetMinutes < 0 ? "-" : "+"
-    let off = abs(offsetMinutes)
-    func p2(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    return "\(y)\(p2(m))\(p2(d))\(p2(secs / 3600))\(p2(secs % 3600 / 60))\(p2(secs % 60)) \(sign)\(p2(Int64(off / 60)))\(p2(Int64(off % 60)))"
-}
-
-func esc(_ s: String) -> String {
-    s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: "\"", with: "&quot;")
-}
 
 struct GP {
     var channel: String
@@ -55,22 +28,22 @@ struct GP {
 func guideXML(channels: [String], programmes: [GP]) -> String {
     var s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n"
     for c in channels {
-        s += "  <channel id=\"\(esc(c))\"><display-name>\(esc(c)) name</display-name></channel>\n"
+        s += "  <channel id=\"\(GuideText.escaped(c))\"><display-name>\(GuideText.escaped(c)) name</display-name></channel>\n"
     }
     for p in programmes {
-        s += "  <programme start=\"\(xmltvTime(p.start, offsetMinutes: p.offsetMinutes))\""
-        if let stop = p.stop { s += " stop=\"\(xmltvTime(stop, offsetMinutes: p.offsetMinutes))\"" }
-        s += " channel=\"\(esc(p.channel))\""
+        s += "  <programme start=\"\(GuideText.time(p.start, offsetMinutes: p.offsetMinutes))\""
+        if let stop = p.stop { s += " stop=\"\(GuideText.time(stop, offsetMinutes: p.offsetMinutes))\"" }
+        s += " channel=\"\(GuideText.escaped(p.channel))\""
         if let (i, n) = p.clump { s += " clumpidx=\"\(i)/\(n)\"" }
-        s += ">\n    <title>\(esc(p.title))</title>\n"
-        if let d = p.desc { s += "    <desc>\(esc(d))</desc>\n" }
+        s += ">\n    <title>\(GuideText.escaped(p.title))</title>\n"
+        if let d = p.desc { s += "    <desc>\(GuideText.escaped(d))</desc>\n" }
         if !p.credits.isEmpty {
             s += "    <credits>"
-            for (role, name) in p.credits { s += "<\(role)>\(esc(name))</\(role)>" }
+            for (role, name) in p.credits { s += "<\(role)>\(GuideText.escaped(name))</\(role)>" }
             s += "</credits>\n"
         }
         for (name, lang) in p.categories {
-            s += "    <category\(lang.map { " lang=\"\($0)\"" } ?? "")>\(esc(name))</category>\n"
+            s += "    <category\(lang.map { " lang=\"\($0)\"" } ?? "")>\(GuideText.escaped(name))</category>\n"
         }
         s += "  </programme>\n"
     }

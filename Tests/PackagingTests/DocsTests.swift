@@ -14,7 +14,7 @@ import Testing
     static let manualTool = repoRoot.appendingPathComponent(".build/debug/generate-manual-tool")
 
     @Test(arguments: ["bash", "zsh", "fish"]) func theCompletionsAreUpToDate(_ shell: String) throws {
-        let generated = try run(tvimportBinary.path, ["--generate-completion-script", shell])
+        let generated = try run(Repository.tvimport, ["--generate-completion-script", shell])
         #expect(generated.status == 0)
         let committed = try repoFile("docs/completions/tvimport.\(shell)")
         #expect(generated.stdout == committed, "docs/completions/tvimport.\(shell) is stale: run scripts/generate-docs")
@@ -22,7 +22,7 @@ import Testing
 
     /// Every command and every long option of the parser appears in the man page.
     @Test func theManPageNamesEveryCommandAndOption() throws {
-        let dump = try run(tvimportBinary.path, ["--experimental-dump-help"])
+        let dump = try run(Repository.tvimport, ["--experimental-dump-help"])
         try #require(dump.status == 0)
         let info = try #require(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         let page = try repoFile("docs/tvimport.1")
@@ -57,7 +57,7 @@ import Testing
         let date = try #require(parser.date(from: String(dd.dropFirst(4))))
         parser.dateFormat = "yyyy-MM-dd"
         let started = Date()
-        let generated = try run(Self.manualTool.path, [tvimportBinary.path, "--date", parser.string(from: date),
+        let generated = try run(Self.manualTool.path, [Repository.tvimport, "--date", parser.string(from: date),
                                                       "--authors", "the tvimport developers", "--output-directory", "-"])
         #expect(generated.status == 0, "\(generated.output)")
         #expect(Date().timeIntervalSince(started) < 10)
@@ -97,13 +97,15 @@ import Testing
     }
 }
 
-/// Every public declaration of ObjectGraph has a doc comment: `scripts/check-docs` reads the
-/// symbol graph of the debug build's module (what DocC documents) and lists any that has none.
+/// Every public declaration of the library products (ObjectGraph, XMLTV) has a doc comment:
+/// `scripts/check-docs` reads the symbol graph of the debug build's module (what DocC documents)
+/// and lists any that has none.
 @Suite struct DocumentationTests {
-    @Test(.enabled(if: Tool.isInstalled("swift") && Tool.isInstalled("python3"), "needs the Swift toolchain and python3"))
-    func everyPublicObjectGraphDeclarationIsDocumented() throws {
-        let result = try run(repoRoot.appendingPathComponent("scripts/check-docs").path, ["--no-build", "ObjectGraph"], in: repoRoot)
+    @Test(.enabled(if: Tool.isInstalled("swift") && Tool.isInstalled("python3"), "needs the Swift toolchain and python3"),
+          arguments: ["ObjectGraph", "XMLTV"])
+    func everyPublicDeclarationIsDocumented(module: String) throws {
+        let result = try run(repoRoot.appendingPathComponent("scripts/check-docs").path, ["--no-build", module], in: repoRoot)
         #expect(result.status == 0, "\(result.output)")
-        #expect(result.stdout.contains("ObjectGraph: ") && result.stdout.contains(" 0 undocumented"), "\(result.output)")
+        #expect(result.stdout.contains("\(module): ") && result.stdout.contains(" 0 undocumented"), "\(result.output)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Schedules/healthcheck against real databases made by the built binary.
@@ -6,7 +7,7 @@ import Testing
     let healthcheck = repoRoot.appendingPathComponent("Schedules/healthcheck").path
 
     func check(_ database: URL, _ extra: [String: String] = [:]) throws -> RunResult {
-        try run(healthcheck, [database.path], environment: ["TVIMPORT_BIN": tvimportBinary.path].merging(extra) { _, new in new })
+        try run(healthcheck, [database.path], environment: ["TVIMPORT_BIN": Repository.tvimport].merging(extra) { _, new in new })
     }
 
     @Test func healthyAfterARunUnhealthyAfterAFailedImportOrWhenStale() throws {
@@ -17,7 +18,7 @@ import Testing
         #expect(try check(database).status == 1, "no database yet: unhealthy")
 
         // Tonight's run on the bundled sample guide (no network).
-        let nightly = try run(tvimportBinary.path, ["run", "--quiet"], in: dir)
+        let nightly = try run(Repository.tvimport, ["run", "--quiet"], in: dir)
         try #require(nightly.status == 0, "\(nightly.output)")
         let healthy = try check(database)
         #expect(healthy.status == 0, "\(healthy.output)")
@@ -31,14 +32,14 @@ import Testing
         let broken = dir.appendingPathComponent("broken.xml")
         try #"<?xml version="1.0"?><tv><channel id="x"><display-name>X</display-name></channel><programme"#
             .write(to: broken, atomically: true, encoding: .utf8)
-        let failed = try run(tvimportBinary.path, ["import", "--db", database.path, broken.path], in: dir)
+        let failed = try run(Repository.tvimport, ["import", "--db", database.path, broken.path], in: dir)
         #expect(failed.status == 65, "\(failed.output)")
         let unhealthy = try check(database)
         #expect(unhealthy.status == 1, "\(unhealthy.output)")
         #expect(unhealthy.stdout.contains("exited 65"), "\(unhealthy.output)")
 
         // The next good run makes it healthy again.
-        #expect(try run(tvimportBinary.path, ["run", "--quiet"], in: dir).status == 0)
+        #expect(try run(Repository.tvimport, ["run", "--quiet"], in: dir).status == 0)
         #expect(try check(database).status == 0)
     }
 
@@ -47,8 +48,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let database = dir.appendingPathComponent("elsewhere.sqlite")
         let env = ["TVIMPORT_DB": database.path, "TVIMPORT_OUTPUT": dir.appendingPathComponent("feeds").path]
-        #expect(try run(tvimportBinary.path, ["run", "--quiet"], in: dir, environment: env).status == 0)
-        let result = try run(healthcheck, [], environment: env.merging(["TVIMPORT_BIN": tvimportBinary.path]) { _, new in new })
+        #expect(try run(Repository.tvimport, ["run", "--quiet"], in: dir, environment: env).status == 0)
+        let result = try run(healthcheck, [], environment: env.merging(["TVIMPORT_BIN": Repository.tvimport]) { _, new in new })
         #expect(result.status == 0, "\(result.output)")
     }
 
@@ -59,17 +60,14 @@ import Testing
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let database = dir.appendingPathComponent("tvimport.sqlite")
-        try #require(try run(tvimportBinary.path, ["run", "--quiet"], in: dir).status == 0)
+        try #require(try run(Repository.tvimport, ["run", "--quiet"], in: dir).status == 0)
 
         // A writer that holds the lock for 3 s, like an import's transaction.
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", "(echo 'BEGIN IMMEDIATE;'; echo 'SELECT 1;'; sleep 3; echo 'COMMIT;') | \"$1\" \"$2\" >/dev/null", "sh", sqlite3, database.path]
-        try writer.run()
+        let writer = try RunningProcess("/bin/sh", ["-c", "(echo 'BEGIN IMMEDIATE;'; echo 'SELECT 1;'; sleep 3; echo 'COMMIT;') | \"$1\" \"$2\" >/dev/null", "sh", sqlite3, database.path])
         Thread.sleep(forTimeInterval: 0.7)
-        let locked = try run(tvimportBinary.path, ["status", "--db", database.path])
+        let locked = try run(Repository.tvimport, ["status", "--db", database.path])
         let result = try check(database)
-        writer.waitUntilExit()
+        writer.waitForExit()
         if locked.status == 0 { return } // status no longer needs the write lock: nothing to wait for
         #expect(result.status == 0, "\(result.output)")
         #expect(try check(database, ["TVIMPORT_HEALTH_LOCK_WAIT": "0"]).status == 0, "unlocked now")
@@ -107,29 +105,14 @@ import Testing
         let config = dir.appendingPathComponent("config.json")
         try "{}".write(to: config, atomically: true, encoding: .utf8)
 
-        let output = dir.appendingPathComponent("output")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        var env = ProcessInfo.processInfo.environment
-        env["PATH"] = bin.path + ":" + (env["PATH"] ?? "/usr/bin:/bin")
-        env["TVIMPORT_CONFIG"] = config.path
-        process.environment = env
-        let handle = try FileHandle(forWritingTo: output)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        let path = bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        let process = try RunningProcess(script, [], environment: ["PATH": path, "TVIMPORT_CONFIG": config.path])
         // Wait (at most 10 s) until it has run once and announced the next run.
-        var text = ""
-        for _ in 0..<100 where !text.contains("next run in") {
-            Thread.sleep(forTimeInterval: 0.1)
-            text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-        }
+        func output() -> String { process.stdout + process.stderr }
+        process.wait(timeout: 10) { _ in output().contains("next run in") }
+        let text = output()
         #expect(process.isRunning, "a failed run must not stop the loop:\n\(text)")
-        process.terminate()
-        process.waitUntilExit()
-        try handle.close()
-        #expect(process.terminationStatus == 0, "docker stop ends it cleanly")
+        #expect(process.stop() == 0, "docker stop ends it cleanly")
         #expect(text.contains("with exit code 69"), "\(text)")
         #expect(try String(contentsOf: log, encoding: .utf8) == "run --config \(config.path)\n")
         // The next run is tomorrow's (or today's) 03:00 plus at most 45 minutes.

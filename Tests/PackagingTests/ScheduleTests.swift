@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Schedules/tvimport.service and tvimport.timer, checked by systemd's own parser.
@@ -9,8 +10,8 @@ import Testing
         let dir = try temporaryDirectory()
         let service = dir.appendingPathComponent("tvimport.service"), timer = dir.appendingPathComponent("tvimport.timer")
         let text = try repoFile("Schedules/tvimport.service")
-        #expect(FileManager.default.isExecutableFile(atPath: tvimportBinary.path), "build first: \(tvimportBinary.path) is missing")
-        try text.replacingOccurrences(of: "ExecStart=/usr/local/bin/tvimport ", with: "ExecStart=\(tvimportBinary.path) ")
+        #expect(FileManager.default.isExecutableFile(atPath: Repository.tvimport), "build first: \(Repository.tvimport) is missing")
+        try text.replacingOccurrences(of: "ExecStart=/usr/local/bin/tvimport ", with: "ExecStart=\(Repository.tvimport) ")
             .write(to: service, atomically: true, encoding: .utf8)
         try repoFile("Schedules/tvimport.timer").write(to: timer, atomically: true, encoding: .utf8)
         return (dir, service, timer)

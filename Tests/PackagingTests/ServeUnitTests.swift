@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Schedules/tvimport-serve.service, checked by systemd's own parser and its security score.
@@ -7,9 +8,9 @@ struct ServeUnitTests {
     func unitCopy() throws -> (directory: URL, service: URL) {
         let dir = try temporaryDirectory()
         let service = dir.appendingPathComponent("tvimport-serve.service")
-        #expect(FileManager.default.isExecutableFile(atPath: tvimportBinary.path), "build first: \(tvimportBinary.path) is missing")
+        #expect(FileManager.default.isExecutableFile(atPath: Repository.tvimport), "build first: \(Repository.tvimport) is missing")
         try repoFile("Schedules/tvimport-serve.service")
-            .replacingOccurrences(of: "ExecStart=/usr/local/bin/tvimport ", with: "ExecStart=\(tvimportBinary.path) ")
+            .replacingOccurrences(of: "ExecStart=/usr/local/bin/tvimport ", with: "ExecStart=\(Repository.tvimport) ")
             .write(to: service, atomically: true, encoding: .utf8)
         return (dir, service)
     }

@@ -6,7 +6,6 @@ import Testing
 let repoRoot = Repository.root
 
 /// The debug binary that `swift test` has just built (every product is built before the tests run).
-let tvimportBinary = repoRoot.appendingPathComponent(".build/debug/tvimport")
 
 func repoFile(_ path: String) throws -> String {
     try String(contentsOf: repoRoot.appendingPathComponent(path), encoding: .utf8)

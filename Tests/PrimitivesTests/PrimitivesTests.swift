@@ -103,6 +103,28 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["feed.ics"])
     }
 
+    /// The check that skips a write which would not change a file: same size and same bytes,
+    /// against bytes in memory or another file; a missing file never holds anything.
+    @Test func holdsComparesSizeThenBytes() throws {
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/a.ics", other = directory + "/b.ics"
+        #expect(!DurableFile.holds(path, .bytes([])))
+        let bytes = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        try DurableFile.replace(path, with: bytes)
+        #expect(DurableFile.holds(path, .bytes(bytes)))
+        var changed = bytes
+        changed[150_000] ^= 1   // past the first block
+        #expect(!DurableFile.holds(path, .bytes(changed)))
+        #expect(!DurableFile.holds(path, .bytes(Array(bytes.dropLast()))))
+        try DurableFile.replace(other, with: changed)
+        #expect(!DurableFile.holds(path, .file(other)))
+        try DurableFile.replace(other, with: bytes)
+        #expect(DurableFile.holds(path, .file(other)))
+        #expect(!DurableFile.holds(path, .file(directory + "/missing")))
+        try DurableFile.replace(path, with: [])
+        #expect(DurableFile.holds(path, .bytes([])))
+    }
+
     @Test func temporaryFilesNameTheirProcess() {
         let temporary = DurableFile.temporaryPath(for: directory + "/a-b.ics")
         let name = String(temporary.split(separator: "/").last ?? "")
@@ -130,6 +152,24 @@ import Testing
         } throws: { error in
             guard let error = error as? FileError else { return false }
             return error.description.contains("/missing/") && error.code == ENOENT && error.reason.contains("No such file")
+        }
+    }
+}
+
+/// HTTP dates: what serve writes in Last-Modified and reads from If-Modified-Since, and what
+/// downloads read from Retry-After.
+@Suite struct HTTPDateTests {
+    @Test func formatsAndParsesIMFFixdate() {
+        #expect(HTTPDate.format(784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(HTTPDate.parse(HTTPDate.format(1_764_000_000)) == 1_764_000_000)
+        #expect(HTTPDate.format(UTCTime.seconds(year: 1, month: 1, day: 1)).contains(" 0001 "))
+    }
+
+    @Test func refusesOtherForms() {
+        for text in ["Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Sun, 06 Nov 1994 08:49:37 UTC",
+                     "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 99999 08:49:37 GMT", ""] {
+            #expect(HTTPDate.parse(text) == nil, "\(text)")
         }
     }
 }

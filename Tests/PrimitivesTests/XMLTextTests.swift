@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Primitives
 import Testing
 
@@ -62,15 +63,8 @@ import Testing
         let file = NSTemporaryDirectory() + "ParallelGzipTests-\(UUID().uuidString).gz"
         defer { try? FileManager.default.removeItem(atPath: file) }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-dc", file]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, [UInt8](data))
+        let r = try Subprocess.run("/bin/gzip", ["-dc", file])
+        return (r.status, [UInt8](r.stdout))
     }
 
     static func compress(_ input: [UInt8], pieces: Int, blockSize: Int) -> [UInt8] {

@@ -34,7 +34,7 @@ struct PublishRunTests {
         try box.write("guide.xml", makeGuide(["alpha.test": "Alpha", "beta.test": "Beta", "gamma.test": "Gamma"]))
 
         let first = try box.tvimport(["run", "--config", "config.json"], environment: store.environment)
-        #expect(first.status == 0, "\(first.stdout)\n\(first.stderr)")
+        #expect(first.status == 0, "\(first.output)\n\(first.stderr)")
         let feeds = box.feeds()
         #expect(feeds.keys.sorted() == ["alpha.test.ics", "beta.test.ics", "gamma.test.ics", "index.html"])
         try expectBucketMirrors(box, store)
@@ -44,14 +44,14 @@ struct PublishRunTests {
         #expect(stored[prefix + "alpha.test.ics"]?.cacheControl == "public, max-age=3600")
         #expect(stored[prefix + "index.html"]?.cacheControl == "public, max-age=300")
         #expect(store.count("PUT") == feeds.count)
-        #expect(first.stdout.contains("publish: 4 uploaded"), "\(first.stdout)")
+        #expect(first.output.contains("publish: 4 uploaded"), "\(first.output)")
 
         // Unchanged night: no PUT, no DELETE.
         let second = try box.tvimport(["run", "--config", "config.json"], environment: store.environment)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(store.count("PUT") == feeds.count)
         #expect(store.count("DELETE") == 0)
-        #expect(second.stdout.contains("publish: nothing changed"), "\(second.stdout)")
+        #expect(second.output.contains("publish: nothing changed"), "\(second.output)")
 
         // Beta's titles change: only the files whose bytes changed go up.
         try box.write("guide.xml", makeGuide(["alpha.test": "Alpha", "beta.test": "Beta renamed", "gamma.test": "Gamma"]))
@@ -71,7 +71,7 @@ struct PublishRunTests {
         #expect(store.count("DELETE") == 1)
         try expectBucketMirrors(box, store)
         // The index went up before the delete (the log is in request order).
-        let log = try String(contentsOf: store.log, encoding: .utf8).split(separator: "\n")
+        let log = store.log.split(separator: "\n")
         let indexPut = log.lastIndex { $0.contains("PUT /feeds/tv/index.html") }
         let gammaDelete = log.firstIndex { $0.contains("DELETE /feeds/tv/gamma.test.ics") }
         #expect(indexPut != nil && gammaDelete != nil && indexPut! < gammaDelete!)
@@ -87,7 +87,7 @@ struct PublishRunTests {
         try box.write("up.json", config(box, endpoint: store.endpoint))
 
         let failed = try box.tvimport(["run", "--config", "down.json"], environment: store.environment)
-        #expect(failed.status == 69, "\(failed.stdout)\n\(failed.stderr)")
+        #expect(failed.status == 69, "\(failed.output)\n\(failed.stderr)")
         #expect(failed.stderr.contains("bucket 'feeds' at http://127.0.0.1:\(closedPort)"), "\(failed.stderr)")
         #expect(failed.stderr.contains("unreachable"), "\(failed.stderr)")
         // The import and the export stand: the feeds are there.
@@ -128,13 +128,13 @@ struct PublishRunTests {
             outputs.append(r)
         }
         for r in outputs {
-            #expect(!r.stdout.contains(secret) && !r.stderr.contains(secret))
+            #expect(!r.output.contains(secret) && !r.stderr.contains(secret))
         }
         for (name, (bytes, _)) in box.snapshot() {
             #expect(bytes.range(of: Data(secret.utf8)) == nil, "the secret is written in \(name)")
         }
         #expect(try store.objects(prefix: prefix).isEmpty)
-        #expect(!(try String(contentsOf: store.log, encoding: .utf8)).contains(secret))
+        #expect(!store.log.contains(secret))
     }
 
     @Test("missing credentials are a configuration error (78) naming the variables")
@@ -164,20 +164,20 @@ struct PublishRunTests {
 
         // Without --verify the state says all is up: nothing is sent.
         let plain = try box.tvimport(["publish", "--config", "config.json"], environment: store.environment)
-        #expect(plain.status == 0 && plain.stdout.contains("nothing changed"), "\(plain.stdout)")
+        #expect(plain.status == 0 && plain.output.contains("nothing changed"), "\(plain.output)")
 
         // A dry run of the repair says what it would do, sends nothing and keeps the state.
         let before = box.snapshot()
         let dry = try box.tvimport(["publish", "--config", "config.json", "--verify", "--dry-run"], environment: store.environment)
         #expect(dry.status == 0, "\(dry.stderr)")
-        #expect(dry.stdout.contains("upload tv/alpha.test.ics") && dry.stdout.contains("delete tv/stray.ics"), "\(dry.stdout)")
+        #expect(dry.output.contains("upload tv/alpha.test.ics") && dry.output.contains("delete tv/stray.ics"), "\(dry.output)")
         #expect(store.count("PUT") == puts + 1)  // the stray put by boto3 only
         #expect(store.count("DELETE") == 1)      // boto3's
         #expect(box.snapshot().mapValues(\.0) == before.mapValues(\.0))
 
         let repaired = try box.tvimport(["publish", "--config", "config.json", "--verify"], environment: store.environment)
         #expect(repaired.status == 0, "\(repaired.stderr)")
-        #expect(repaired.stdout.contains("1 uploaded, 1 deleted"), "\(repaired.stdout)")
+        #expect(repaired.output.contains("1 uploaded, 1 deleted"), "\(repaired.output)")
         try expectBucketMirrors(box, store)
 
         // A dry run needs neither the store nor credentials.
@@ -212,7 +212,7 @@ struct PublishRunTests {
         let exported = try box.tvimport(["export", "--db", "tv.sqlite", "--out", "feeds", "--xmltv", "export.xml.gz", "--config", "config.json"],
                                         environment: store.environment)
         #expect(exported.status == 0, "\(exported.stderr)")
-        #expect(exported.stdout.contains("publish: 1 uploaded"), "\(exported.stdout)")
+        #expect(exported.output.contains("publish: 1 uploaded"), "\(exported.output)")
         stored = try store.objects(prefix: prefix)
         #expect(stored[prefix + "export.xml.gz"]?.contentType == "application/gzip")
     }

@@ -8,50 +8,24 @@ import Glibc
 /// The repository root, from this file's path (Tests/PublishTests/Support.swift).
 let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
-var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
 /// The project's venv (scripts/install-deps), with moto's server and boto3.
 let venvPython = repoRoot.appendingPathComponent(".venv/bin/python").path
 
 /// True when scripts/install-deps has put moto and boto3 into .venv.
 let motoIsInstalled: Bool = {
     guard FileManager.default.isExecutableFile(atPath: venvPython) else { return false }
-    return (try? runProcess(venvPython, ["-c", "import moto.server, boto3"]))?.status == 0
+    return (try? run(venvPython, ["-c", "import moto.server, boto3"]))?.status == 0
 }()
 
-struct ProcessResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// Runs a program to its end; output through files so that no pipe fills up.
-func runProcess(_ executable: String, _ arguments: [String], directory: URL? = nil,
+/// Runs a program to its end (TestSupport's runner), without the variables that would point
+/// tvimport or boto3 elsewhere.
+func run(_ executable: String, _ arguments: [String], directory: URL? = nil,
                 environment extra: [String: String?] = [:]) throws -> ProcessResult {
-    let id = UUID().uuidString
-    let out = FileManager.default.temporaryDirectory.appendingPathComponent("publish-out-\(id)")
-    let err = FileManager.default.temporaryDirectory.appendingPathComponent("publish-err-\(id)")
-    _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: out); try? FileManager.default.removeItem(at: err) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let directory { process.currentDirectoryURL = directory }
-    var environment = ProcessInfo.processInfo.environment
+    var environment: [String: String?] = [:]
     for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL",
-              "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] { environment[k] = nil }
+              "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"] { environment[k] = .some(nil) }
     for (k, v) in extra { environment[k] = v }
-    process.environment = environment
-    let outHandle = try FileHandle(forWritingTo: out), errHandle = try FileHandle(forWritingTo: err)
-    process.standardOutput = outHandle
-    process.standardError = errHandle
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    try outHandle.close(); try errHandle.close()
-    return ProcessResult(status: process.terminationStatus,
-                         stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "",
-                         stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
+    return try Subprocess.run(executable, arguments, in: directory, environment: environment)
 }
 
 struct SetupFailure: Error, CustomStringConvertible { var description: String }
@@ -64,44 +38,30 @@ final class MotoServer {
     let bucket: String
     let accessKeyID: String
     let secretAccessKey: String
-    let log: URL
-    private let process = Process()
+    /// The server, whose standard error is its request log.
+    private let process: RunningProcess
 
     init(bucket: String = "feeds") throws {
         guard let port = freePort() else { throw SetupFailure(description: "no free port") }
         self.port = port
         self.bucket = bucket
-        log = FileManager.default.temporaryDirectory.appendingPathComponent("moto-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        process.executableURL = URL(fileURLWithPath: venvPython)
-        process.arguments = ["-m", "moto.server", "-H", "127.0.0.1", "-p", "\(port)"]
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let deadline = Date().addingTimeInterval(60)
-        while !canConnect(port) {
-            guard Date() < deadline, process.isRunning else {
-                kill(process.processIdentifier, SIGKILL)
-                throw SetupFailure(description: "moto's server did not start on port \(port)")
-            }
-            usleep(100_000)
+        let process = try RunningProcess(venvPython, ["-m", "moto.server", "-H", "127.0.0.1", "-p", "\(port)"])
+        self.process = process
+        guard process.wait(timeout: 60, until: { _ in canConnect(port) }) else {
+            process.stop(SIGKILL)
+            throw SetupFailure(description: "moto's server did not start on port \(port)")
         }
-        let setup = try runProcess(venvPython, [fixtures.appendingPathComponent("s3_setup.py").path, "\(port)", bucket])
-        let words = setup.stdout.split(whereSeparator: \.isWhitespace).map(String.init)
+        let setup = try run(venvPython, [fixtures.appendingPathComponent("s3_setup.py").path, "\(port)", bucket])
+        let words = setup.output.split(whereSeparator: \.isWhitespace).map(String.init)
         guard setup.status == 0, words.count == 2 else {
-            kill(process.processIdentifier, SIGKILL)
+            process.stop(SIGKILL)
             throw SetupFailure(description: "s3_setup.py failed: \(setup.stderr)")
         }
         (accessKeyID, secretAccessKey) = (words[0], words[1])
     }
 
     deinit {
-        // moto's server ignores SIGTERM.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: log)
+        process.stop(SIGKILL)   // moto's server ignores SIGTERM
     }
 
     var endpoint: String { "http://127.0.0.1:\(port)" }
@@ -109,9 +69,12 @@ final class MotoServer {
     /// The credentials tvimport reads, as environment variables.
     var environment: [String: String?] { ["AWS_ACCESS_KEY_ID": accessKeyID, "AWS_SECRET_ACCESS_KEY": secretAccessKey] }
 
+    /// The server's request log so far, one line per request, in request order.
+    var log: String { process.stdout + process.stderr }
+
     /// Requests with this method on objects of the bucket so far (from the server's log).
     func count(_ method: String) -> Int {
-        let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        let text = log
         // Werkzeug colours some lines: an escape sequence may stand between the quote and the method.
         return text.split(separator: "\n").filter { $0.contains("\(method) /\(bucket)/") }.count
     }
@@ -126,9 +89,9 @@ final class MotoServer {
 
     /// Every object under `prefix`, as boto3 sees it.
     func objects(prefix: String) throws -> [String: StoredObject] {
-        let r = try runProcess(venvPython, [fixtures.appendingPathComponent("s3_inspect.py").path, "\(port)", bucket, prefix],
+        let r = try run(venvPython, [fixtures.appendingPathComponent("s3_inspect.py").path, "\(port)", bucket, prefix],
                                environment: environment)
-        guard r.status == 0, let json = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: [String: Any]] else {
+        guard r.status == 0, let json = try JSONSerialization.jsonObject(with: Data(r.output.utf8)) as? [String: [String: Any]] else {
             throw SetupFailure(description: "s3_inspect.py failed: \(r.stderr)")
         }
         return json.mapValues {
@@ -140,7 +103,7 @@ final class MotoServer {
 
     /// Puts or deletes an object with boto3, behind tvimport's back.
     func change(_ action: String, key: String, file: String? = nil) throws {
-        let r = try runProcess(venvPython, [fixtures.appendingPathComponent("s3_inspect.py").path, "\(port)", bucket, "", action, key]
+        let r = try run(venvPython, [fixtures.appendingPathComponent("s3_inspect.py").path, "\(port)", bucket, "", action, key]
                                + (file.map { [$0] } ?? []), environment: environment)
         if r.status != 0 { throw SetupFailure(description: "s3_inspect.py \(action) failed: \(r.stderr)") }
     }
@@ -164,10 +127,10 @@ final class Sandbox {
     /// Runs tvimport here.
     @discardableResult
     func tvimport(_ arguments: [String], environment: [String: String?] = [:]) throws -> ProcessResult {
-        guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
-            throw SetupFailure(description: "tvimport binary not found at \(binaryPath): run `swift build` first")
+        guard FileManager.default.isExecutableFile(atPath: Repository.tvimport) else {
+            throw SetupFailure(description: "tvimport binary not found at \(Repository.tvimport): run `swift build` first")
         }
-        return try runProcess(binaryPath, arguments, directory: dir, environment: environment)
+        return try run(Repository.tvimport, arguments, directory: dir, environment: environment)
     }
 
     /// The published files of the feed directory: name -> bytes (hidden files are not published).
@@ -200,34 +163,23 @@ func md5Hex(_ data: Data) throws -> String {
     let file = FileManager.default.temporaryDirectory.appendingPathComponent("md5-\(UUID().uuidString)")
     try data.write(to: file)
     defer { try? FileManager.default.removeItem(at: file) }
-    let r = try runProcess("/usr/bin/md5sum", [file.path])
-    return String(r.stdout.prefix(32))
-}
-
-/// XMLTV time (UTC).
-func xmltvTime(_ date: Date) -> String {
-    let f = DateFormatter()
-    f.locale = Locale(identifier: "en_US_POSIX")
-    f.timeZone = TimeZone(identifier: "UTC")
-    f.dateFormat = "yyyyMMddHHmmss"
-    return f.string(from: date) + " +0000"
+    let r = try run("/usr/bin/md5sum", [file.path])
+    return String(r.output.prefix(32))
 }
 
 /// A small guide starting at the next full hour plus one: each channel with `programmes`
 /// half-hour programmes titled "<title of the channel> i".
 func makeGuide(_ channels: [String: String], programmes: Int = 4) -> String {
-    let now = Date().timeIntervalSince1970
-    let base = Date(timeIntervalSince1970: now - now.truncatingRemainder(dividingBy: 3600) + 7200)
-    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv generator-info-name=\"publishtests\">\n"
-    for c in channels.keys.sorted() {
-        xml += "  <channel id=\"\(c)\"><display-name lang=\"en\">Name of \(c)</display-name></channel>\n"
-    }
-    for (c, title) in channels.sorted(by: { $0.key < $1.key }) {
-        for i in 0..<programmes {
-            let start = base.addingTimeInterval(Double(i) * 1800), stop = start.addingTimeInterval(1800)
-            xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(stop))\" channel=\"\(c)\"><title lang=\"en\">\(title) \(i)</title></programme>\n"
-        }
-    }
-    return xml + "</tv>\n"
+    let now = Int64(Date().timeIntervalSince1970)
+    let base = now - now % 3600 + 7200
+    let ids = channels.keys.sorted()
+    return GuideText.document(
+        channels: ids.map { .init($0, name: "Name of \($0)", lang: "en") },
+        programmes: ids.flatMap { c in
+            (0..<Int64(programmes)).map { i in
+                .init(c, start: base + i * 1800, stop: base + i * 1800 + 1800, title: "\(channels[c] ?? "") \(i)", lang: "en")
+            }
+        },
+        generator: "publishtests")
 }
 

@@ -10,12 +10,12 @@ import Testing
 struct CrashTests {
 
     func crashTest(_ args: [String]) throws -> Outcome {
-        guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
+        guard FileManager.default.isExecutableFile(atPath: Repository.tvimport) else {
             Issue.record("\(BinaryMissing())")
             throw BinaryMissing()
         }
         return try runProcess(repoRoot.appendingPathComponent("scripts/crash-test").path, args, in: repoRoot,
-                              timeout: 600, environment: ["TVIMPORT_BIN": binaryPath])
+                              timeout: 600, environment: ["TVIMPORT_BIN": Repository.tvimport])
     }
 
     @Test func killedImportsLeaveTheStateBeforeOrAfter() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -40,14 +41,9 @@ import Glibc
         try #require(mkfifo(box.path("fifo.xml"), 0o600) == 0)
         try box.write("guide.xml", Data(guide.utf8))
         // The writer is a child process: whatever blocks or gets SIGPIPE is not the test runner.
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", "cat guide.xml > fifo.xml"]
-        writer.currentDirectoryURL = box.work
-        try writer.run()
+        let writer = try RunningProcess("/bin/sh", ["-c", "cat guide.xml > fifo.xml"], in: box.work)
         let r = try box.tvimport(["import", "--db", "tv.sqlite", "fifo.xml"], timeout: 20)
-        if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
-        writer.waitUntilExit()
+        writer.stop(SIGKILL)
         #expect(r.status == 0, "exit \(r.status.map(String.init) ?? "timeout"): \(r.stdout)\(r.stderr)")
     }
 
@@ -64,7 +60,7 @@ import Glibc
                 + "<channel id=\"p2.test\"><display-name>2</display-name></channel>\n"
             for i in 0..<20 {
                 for c in ["p1.test", "p2.test"] {
-                    xml += "<programme start=\"\(xmltvTime(guideBase + i * 1800))\" stop=\"\(xmltvTime(guideBase + i * 1800 + 1800))\" channel=\"\(c)\"><title>T \(i)</title></programme>\n"
+                    xml += "<programme start=\"\(GuideText.time(guideBase + i * 1800))\" stop=\"\(GuideText.time(guideBase + i * 1800 + 1800))\" channel=\"\(c)\"><title>T \(i)</title></programme>\n"
                 }
             }
             return xml + tail
@@ -73,15 +69,10 @@ import Glibc
         try box.write("bad.xml", Data(interleaved("<programme start=\"x\" channel=\"p1.test\"><title>cut</programme></tv>\n").utf8))
         for (name, source) in [("good.fifo", "good.xml"), ("bad.fifo", "bad.xml")] {
             try #require(mkfifo(box.path(name), 0o600) == 0)
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", "gzip -c \(source) > \(name)"]
-            writer.currentDirectoryURL = box.work
-            try writer.run()
-            let r = try runProcess(binaryPath, ["import", "--db", "tv.sqlite", name], in: box.work, timeout: 20,
+            let writer = try RunningProcess("/bin/sh", ["-c", "gzip -c \(source) > \(name)"], in: box.work)
+            let r = try runProcess(Repository.tvimport, ["import", "--db", "tv.sqlite", name], in: box.work, timeout: 20,
                                    environment: ["TMPDIR": tmp.path])
-            if writer.isRunning { kill(writer.processIdentifier, SIGKILL) }
-            writer.waitUntilExit()
+            writer.stop(SIGKILL)
             let output = r.stdout + r.stderr
             if name == "good.fifo" {
                 #expect(r.status == 0, "exit \(r.status.map(String.init) ?? "timeout"): \(output)")
@@ -130,9 +121,9 @@ import Glibc
             handle.write(block)
             handle.write(Data("<!---->".utf8))
         }
-        handle.write(Data("<programme start=\"\(xmltvTime(guideBase))\" stop=\"\(xmltvTime(guideBase + 1800))\" channel=\"pad.test\"><title>T</title></programme></tv>\n".utf8))
+        handle.write(Data("<programme start=\"\(GuideText.time(guideBase))\" stop=\"\(GuideText.time(guideBase + 1800))\" channel=\"pad.test\"><title>T</title></programme></tv>\n".utf8))
         try handle.close()
-        let r = try runProcess("/usr/bin/time", ["-f", "%M", "-o", box.path("rss"), binaryPath, "import", "--db", "tv.sqlite", "padded.xml"],
+        let r = try runProcess("/usr/bin/time", ["-f", "%M", "-o", box.path("rss"), Repository.tvimport, "import", "--db", "tv.sqlite", "padded.xml"],
                                in: box.work, timeout: 120)
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         let rss = Int(String(decoding: FileManager.default.contents(atPath: box.path("rss")) ?? Data(), as: UTF8.self)
@@ -153,9 +144,9 @@ import Glibc
         while block.utf8.count < 1 << 20 { block += "<!-- \(String(repeating: "c", count: 500)) -->\n<?pi \(String(repeating: "p", count: 500))?>\n" }
         let data = Data(block.utf8)
         for _ in 0..<256 { handle.write(data) }
-        handle.write(Data("<programme start=\"\(xmltvTime(guideBase))\" stop=\"\(xmltvTime(guideBase + 1800))\" channel=\"pad.test\"><title>T</title></programme></tv>\n".utf8))
+        handle.write(Data("<programme start=\"\(GuideText.time(guideBase))\" stop=\"\(GuideText.time(guideBase + 1800))\" channel=\"pad.test\"><title>T</title></programme></tv>\n".utf8))
         try handle.close()
-        let r = try runProcess("/usr/bin/time", ["-f", "%M", "-o", box.path("rss"), binaryPath, "import", "--db", "tv.sqlite", "commented.xml"],
+        let r = try runProcess("/usr/bin/time", ["-f", "%M", "-o", box.path("rss"), Repository.tvimport, "import", "--db", "tv.sqlite", "commented.xml"],
                                in: box.work, timeout: 120)
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         let rss = Int(String(decoding: FileManager.default.contents(atPath: box.path("rss")) ?? Data(), as: UTF8.self)
@@ -173,7 +164,7 @@ import Glibc
         var xml = "<?xml version=\"1.0\"?><tv><channel id=\"w.test\"><display-name>W</display-name></channel>\n"
         let bad = String(repeating: "x", count: 1 << 20)
         for _ in 0..<20 { xml += "<programme start=\"\(bad)\" channel=\"w.test\"><title>B</title></programme>\n" }
-        xml += "<programme start=\"\(xmltvTime(guideBase))\" stop=\"\(xmltvTime(guideBase + 1800))\" channel=\"w.test\"><title>Good</title></programme></tv>\n"
+        xml += "<programme start=\"\(GuideText.time(guideBase))\" stop=\"\(GuideText.time(guideBase + 1800))\" channel=\"w.test\"><title>Good</title></programme></tv>\n"
         try box.write("w.xml", Data(xml.utf8))
         let r = try box.tvimport(["import", "--db", "tv.sqlite", "--format", "json", "w.xml"], timeout: 60)
         #expect(r.status == 0, "\(r.stderr)")
@@ -194,26 +185,19 @@ import Glibc
         for c in 0..<50 { xml += "<channel id=\"c\(c)\"><display-name>C</display-name></channel>" }
         for i in 0..<1000 {
             for c in 0..<50 {   // interleaved: not grouped by channel
-                xml += "<programme start=\"\(xmltvTime(guideBase + i * 600))\" stop=\"\(xmltvTime(guideBase + i * 600 + 600))\" channel=\"c\(c)\"><title>T \(i)</title><desc>\(String(repeating: "d", count: 200))</desc></programme>\n"
+                xml += "<programme start=\"\(GuideText.time(guideBase + i * 600))\" stop=\"\(GuideText.time(guideBase + i * 600 + 600))\" channel=\"c\(c)\"><title>T \(i)</title><desc>\(String(repeating: "d", count: 200))</desc></programme>\n"
             }
         }
         try box.write("g.xml", Data((xml + "</tv>\n").utf8))
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binaryPath)
-        p.arguments = ["import", "--db", "tv.sqlite", "g.xml"]
-        p.currentDirectoryURL = box.work
-        p.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": tmp.path]) { $1 }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let deadline = Date().addingTimeInterval(20)
+        let p = try RunningProcess(Repository.tvimport, ["import", "--db", "tv.sqlite", "g.xml"], in: box.work,
+                                   environment: ["TMPDIR": tmp.path])
         func staged() -> [String] { ((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) ?? []).filter { $0.hasPrefix("tvimport-stage-") } }
-        while p.isRunning, staged().isEmpty, Date() < deadline { usleep(10_000) }
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        try #require(!staged().isEmpty || p.terminationReason == .exit, "the import never staged")
+        p.wait(timeout: 20) { _ in !staged().isEmpty }
+        // Below 128: the import ended by itself before it was killed.
+        let status = p.stop(SIGKILL)
+        try #require(!staged().isEmpty || status < 128, "the import never staged")
         // The next import runs to completion; nothing of the killed one may remain.
-        let r = try runProcess(binaryPath, ["import", "--db", "tv.sqlite", "g.xml"], in: box.work, timeout: 120, environment: ["TMPDIR": tmp.path])
+        let r = try runProcess(Repository.tvimport, ["import", "--db", "tv.sqlite", "g.xml"], in: box.work, timeout: 120, environment: ["TMPDIR": tmp.path])
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(staged().isEmpty, "left behind: \(staged())")
     }

@@ -18,7 +18,7 @@ import Glibc
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let result = try Subprocess.run("python3", [Repository.path("scripts/hostile"), directory.path],
-                                        environment: ["TVIMPORT_BIN": binaryPath], timeout: 600)
+                                        environment: ["TVIMPORT_BIN": Repository.tvimport], timeout: 600)
         #expect(result.exitStatus == 0, "scripts/hostile failed:\n\(result.output)\n\(result.stderr)")
         // The script ran the corpus, not nothing: one line per input.
         #expect(result.output.split(separator: "\n").filter { $0.contains(" exit ") }.count >= 30, "\(result.output)")

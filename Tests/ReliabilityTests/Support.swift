@@ -9,7 +9,6 @@ import Glibc
 let repoRoot: URL = Repository.root
 
 /// The built tvimport binary (the debug build that `swift test` makes).
-var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
 
 struct Outcome {
     /// The exit code, or 128 + the signal when the process died of one; nil when it timed out and was killed.
@@ -20,7 +19,7 @@ struct Outcome {
 }
 
 struct BinaryMissing: Error, CustomStringConvertible {
-    var description: String { "tvimport binary not found at \(binaryPath): run `swift build` first" }
+    var description: String { "tvimport binary not found at \(Repository.tvimport): run `swift build` first" }
 }
 
 /// Runs `executable` with `args` in `directory`, killing it after `timeout` seconds (TestSupport's
@@ -53,11 +52,11 @@ final class GuardedSandbox {
 
     @discardableResult
     func tvimport(_ args: [String], timeout: Double = 60) throws -> Outcome {
-        guard FileManager.default.isExecutableFile(atPath: binaryPath) else {
+        guard FileManager.default.isExecutableFile(atPath: Repository.tvimport) else {
             Issue.record("\(BinaryMissing())")
             throw BinaryMissing()
         }
-        return try runProcess(binaryPath, args, in: work, timeout: timeout)
+        return try runProcess(Repository.tvimport, args, in: work, timeout: timeout)
     }
 
     /// Every path under the guard directory, relative to it.
@@ -75,23 +74,6 @@ final class GuardedSandbox {
     }
 }
 
-/// FNV-1a 64 of a file's bytes: enough to see whether a file changed.
-func checksum(_ path: String) -> UInt64? {
-    guard let data = FileManager.default.contents(atPath: path) else { return nil }
-    var h: UInt64 = 0xcbf2_9ce4_8422_2325
-    for b in data { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
-    return h
-}
-
-/// XMLTV time (UTC) of a Unix time.
-func xmltvTime(_ seconds: Int) -> String {
-    var t = time_t(seconds)
-    var parts = tm()
-    gmtime_r(&t, &parts)
-    return String(format: "%04d%02d%02d%02d%02d%02d +0000", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-                  parts.tm_hour, parts.tm_min, parts.tm_sec)
-}
-
 /// The first programme start of the generated guides: the next full hour plus one hour.
 let guideBase: Int = {
     let now = Int(Date().timeIntervalSince1970)
@@ -100,15 +82,12 @@ let guideBase: Int = {
 
 /// A small guide: `channels` channels with `programmes` half-hour programmes each from `start`.
 func makeGuide(channels: [String], programmes: Int, start: Int = guideBase, titlePrefix: String = "Show") -> String {
-    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv generator-info-name=\"reliability\">\n"
-    for c in channels {
-        xml += "  <channel id=\"\(c)\"><display-name>Name of \(c)</display-name></channel>\n"
-    }
-    for c in channels {
-        for i in 0..<programmes {
-            let s = start + i * 1800
-            xml += "  <programme start=\"\(xmltvTime(s))\" stop=\"\(xmltvTime(s + 1800))\" channel=\"\(c)\"><title>\(titlePrefix) \(i)</title></programme>\n"
-        }
-    }
-    return xml + "</tv>\n"
+    GuideText.document(
+        channels: channels.map { .init($0, name: "Name of \($0)") },
+        programmes: channels.flatMap { c in
+            (0..<programmes).map { i in
+                .init(c, start: Int64(start + i * 1800), stop: Int64(start + i * 1800 + 1800), title: "\(titlePrefix) \(i)")
+            }
+        },
+        generator: "reliability")
 }

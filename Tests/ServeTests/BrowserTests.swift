@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 let venvPython = repoRoot.appendingPathComponent(".venv/bin/python").path
@@ -27,30 +28,17 @@ struct BrowserTests {
         let server = try ServerProcess(box, arguments: ["--config", "c.json"])
         try FileManager.default.createDirectory(atPath: box.path("shots"), withIntermediateDirectories: true)
         let script = repoRoot.appendingPathComponent("Tests/ServeTests/browser_check.py").path
-        let input = Pipe()
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: venvPython)
-        p.arguments = [script, server.base, "browser-token", box.path("shots")]
-        let outFile = box.path("browser.out"), errFile = box.path("browser.err")
-        FileManager.default.createFile(atPath: outFile, contents: nil)
-        FileManager.default.createFile(atPath: errFile, contents: nil)
-        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outFile))
-        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errFile))
-        p.standardInput = input
-        try p.run()
-        func output() -> String { (try? String(contentsOfFile: outFile, encoding: .utf8)) ?? "" }
+        let p = try RunningProcess(venvPython, [script, server.base, "browser-token", box.path("shots")], keepsInputOpen: true)
+        func output() -> String { p.stdout }
         let deadline = Date().addingTimeInterval(180)
-        while !output().contains("edited\n") && p.isRunning && Date() < deadline { usleep(100_000) }
+        p.wait(timeout: 180) { $0.stdout.contains("edited\n") }
         // The edit made in the browser is in the database.
         #expect(try customName(box) == "Browser Name")
-        // The script may have ended already: a write to its closed pipe must fail, not crash the suite.
-        signal(SIGPIPE, SIG_IGN)
-        if p.isRunning { try? input.fileHandleForWriting.write(contentsOf: Data("\n".utf8)) }
-        while p.isRunning && Date() < deadline { usleep(100_000) }
-        if p.isRunning { p.terminate() }
-        p.waitUntilExit()
+        // The script may have ended already: `write` then fails without crashing the suite.
+        if p.isRunning { p.write("\n") }
+        let status = p.waitForExit(timeout: max(deadline.timeIntervalSinceNow, 0))
         let lines = output()
-        #expect(p.terminationStatus == 0, "\(lines)\n\((try? String(contentsOfFile: errFile, encoding: .utf8)) ?? "")")
+        #expect(status == 0, "\(lines)\n\(p.stderr)")
         #expect(lines.contains("done"))
         #expect(!lines.contains("FAIL"), "\(lines)")
         #expect(lines.split(separator: "\n").filter { $0.hasPrefix("ok ") }.count >= 20, "\(lines)")

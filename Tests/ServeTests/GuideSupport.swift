@@ -9,20 +9,18 @@ import Testing
 /// Tests/ServeTests/image_server.py on a free loopback port: the logo and picture hosts a guide
 /// names (no test reaches the network).
 final class ImageServer: @unchecked Sendable {
-    private let process = Process()
-    private let input = Pipe()
+    private let process: RunningProcess
     let port: Int
     var base: String { "http://127.0.0.1:\(port)" }
 
     init() throws {
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", repoRoot.appendingPathComponent("Tests/ServeTests/image_server.py").path]
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw Failure(message: "image_server.py said \(line)") }
+        process = try RunningProcess("python3", [repoRoot.appendingPathComponent("Tests/ServeTests/image_server.py").path],
+                                     keepsInputOpen: true)
+        process.wait(timeout: 30) { $0.stdout.contains("\n") || !$0.isRunning }
+        let line = process.stdout
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Failure(message: "image_server.py said \(line) \(process.stderr)")
+        }
         self.port = port
     }
 
@@ -36,12 +34,11 @@ final class ImageServer: @unchecked Sendable {
         return counts
     }
 
+    /// Closing its input stops it (image_server.py).
     func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        process.closeInput()
+        _ = process.waitForExit(timeout: 30)
     }
-
-    deinit { if process.isRunning { stop() } }
 }
 
 /// The Irish Freeview grab (../shared/fixtures) moved whole days so that its second day is

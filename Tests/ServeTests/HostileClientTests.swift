@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import Serve
 #if canImport(Glibc)
@@ -92,9 +93,9 @@ struct HostileClientTests {
         let amps = String(repeating: "&", count: 20_000)                   // 100 KB once escaped
         let base = thisHour() - 3600
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n<channel id=\"marks.test\"><display-name>\(marks)</display-name></channel>\n"
-        for (i, title) in [marks, escapedXML(amps), marks].enumerated() {
+        for (i, title) in [marks, GuideText.escaped(amps), marks].enumerated() {
             let start = base + i * 3600
-            xml += "<programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start + 3600))\" channel=\"marks.test\"><title>\(title)</title><sub-title>\(marks)</sub-title><desc>\(marks)</desc></programme>\n"
+            xml += "<programme start=\"\(GuideText.time(start))\" stop=\"\(GuideText.time(start + 3600))\" channel=\"marks.test\"><title>\(title)</title><sub-title>\(marks)</sub-title><desc>\(marks)</desc></programme>\n"
         }
         try box.write("marks.xml", xml + "</tv>\n")
         #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "marks", "marks.xml"]).status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -6,10 +7,8 @@ import Glibc
 
 /// The repository root, from this file's path (Tests/ServeTests/Support.swift).
 let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-var binaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport").path }
 /// What `tvimport serve` execs: the server, built beside tvimport.
-var serveBinaryPath: String { repoRoot.appendingPathComponent(".build/debug/tvimport-serve").path }
-var binaryBuilt: Bool { FileManager.default.isExecutableFile(atPath: binaryPath) && FileManager.default.isExecutableFile(atPath: serveBinaryPath) }
+var binaryBuilt: Bool { FileManager.default.isExecutableFile(atPath: Repository.tvimport) && FileManager.default.isExecutableFile(atPath: Repository.tvimportServe) }
 let curlPath = "/usr/bin/curl"
 var curlInstalled: Bool { FileManager.default.isExecutableFile(atPath: curlPath) }
 
@@ -36,47 +35,27 @@ final class ServeSandbox {
 
     /// Runs a program (default: tvimport) here and waits for it.
     @discardableResult
-    func run(_ args: [String], executable: String = binaryPath, environment: [String: String] = [:]) throws -> Output {
+    func run(_ args: [String], executable: String = Repository.tvimport, environment: [String: String] = [:]) throws -> Output {
         let p = try start(args, executable: executable, environment: environment)
-        p.process.waitUntilExit()
+        p.process.waitForExit()
         return p.output()
     }
 
+    /// A program started here (`RunningProcess`), and its output so far.
     final class Running {
-        let process: Process
-        let out: URL, err: URL
-        init(process: Process, out: URL, err: URL) { self.process = process; self.out = out; self.err = err }
+        let process: RunningProcess
+        init(process: RunningProcess) { self.process = process }
         func output() -> Output {
-            Output(status: process.isRunning ? -1 : process.terminationStatus,
-                   stdout: (try? String(contentsOf: out, encoding: .utf8)) ?? "", stderr: (try? String(contentsOf: err, encoding: .utf8)) ?? "")
-        }
-        deinit {
-            if process.isRunning { process.terminate(); process.waitUntilExit() }
-            try? FileManager.default.removeItem(at: out)
-            try? FileManager.default.removeItem(at: err)
+            Output(status: process.exitStatus ?? -1, stdout: process.stdout, stderr: process.stderr)
         }
     }
 
-    /// Starts a program here; its output goes to files (no pipe can fill up).
-    func start(_ args: [String], executable: String = binaryPath, environment: [String: String] = [:]) throws -> Running {
-        let id = UUID().uuidString
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("serve-out-\(id)")
-        let err = FileManager.default.temporaryDirectory.appendingPathComponent("serve-err-\(id)")
-        FileManager.default.createFile(atPath: out.path, contents: nil)
-        FileManager.default.createFile(atPath: err.path, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = args
-        p.currentDirectoryURL = dir
-        var env = ProcessInfo.processInfo.environment
-        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL", "TVIMPORT_SERVE_TOKEN", "TVIMPORT_CONFIG"] { env[k] = nil }
-        env.merge(environment) { $1 }
-        p.environment = env
-        p.standardOutput = try FileHandle(forWritingTo: out)
-        p.standardError = try FileHandle(forWritingTo: err)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
-        return Running(process: p, out: out, err: err)
+    /// Starts a program here, without the environment that would point it elsewhere.
+    func start(_ args: [String], executable: String = Repository.tvimport, environment: [String: String] = [:]) throws -> Running {
+        var env: [String: String?] = [:]
+        for k in ["TVIMPORT_DB", "TVIMPORT_OUTPUT", "TVIMPORT_CACHE", "TVIMPORT_BASE_URL", "TVIMPORT_SERVE_TOKEN", "TVIMPORT_CONFIG"] { env[k] = .some(nil) }
+        for (k, v) in environment { env[k] = v }
+        return Running(process: try RunningProcess(executable, args, in: dir, environment: env))
     }
 }
 
@@ -104,9 +83,8 @@ final class ServerProcess {
 
     /// SIGTERM; the exit status.
     func stop() -> Int32 {
-        running.process.terminate()
-        running.process.waitUntilExit()
-        return running.process.terminationStatus
+        running.process.send(SIGTERM)
+        return running.process.waitForExit()
     }
 }
 
@@ -136,14 +114,7 @@ func curl(_ url: String, method: String? = nil, headers: [String: String] = [:],
     if let formFile { args += ["--data-urlencode", "\(formFile.name)@\(formFile.path)"] }
     if let cookieJar { args += ["-b", cookieJar, "-c", cookieJar] }
     args.append(url)
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: curlPath)
-    p.arguments = args
-    let pipe = Pipe()
-    p.standardOutput = pipe
-    try p.run()
-    let code = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
+    let code = try Subprocess.run(curlPath, args, timeout: 60).output
     var headerMap: [String: String] = [:]
     let headerText = (try? String(contentsOfFile: headerFile, encoding: .utf8)) ?? ""
     for line in headerText.split(separator: "\r\n") {
@@ -151,13 +122,6 @@ func curl(_ url: String, method: String? = nil, headers: [String: String] = [:],
         headerMap[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
     }
     return HTTPResult(status: Int(code) ?? 0, headers: headerMap, body: FileManager.default.contents(atPath: bodyFile) ?? Data())
-}
-
-/// XMLTV time (UTC).
-func xmltvTime(_ seconds: Int) -> String {
-    var t = time_t(seconds), parts = tm()
-    gmtime_r(&t, &parts)
-    return String(format: "%04d%02d%02d%02d%02d%02d +0000", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
 }
 
 /// The index of the programme on now in `makeGuide` (half-hour slots from an hour ago).
@@ -169,23 +133,19 @@ func thisHour() -> Int {
     return now - now % 3600
 }
 
-func escapedXML(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-        .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-}
-
 /// A guide from an hour ago on: `alpha.test` with plain titles, `evil.test` with hostile ones.
 func makeGuide(titlePrefix: String = "Show", evilTitle: String = "<script>alert('x')</script> & \"quotes\"") -> String {
-    let base = thisHour() - 3600
-    var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n"
-    xml += "  <channel id=\"alpha.test\"><display-name>Alpha One</display-name></channel>\n"
-    xml += "  <channel id=\"evil.test\"><display-name>\(escapedXML("Evil <b>\"Channel\"</b>"))</display-name></channel>\n"
-    for i in 0..<12 {
+    let base = Int64(thisHour() - 3600)
+    let evilDesc = "<desc>" + GuideText.escaped("<img src=x onerror=alert(1)>") + "</desc>"
+    var programmes: [GuideText.Programme] = []
+    for i in Int64(0)..<12 {
         let start = base + i * 1800
-        xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start + 1800))\" channel=\"alpha.test\"><title>\(titlePrefix) \(i)</title></programme>\n"
-        xml += "  <programme start=\"\(xmltvTime(start))\" stop=\"\(xmltvTime(start + 1800))\" channel=\"evil.test\"><title>\(escapedXML(evilTitle)) \(i)</title><desc>\(escapedXML("<img src=x onerror=alert(1)>"))</desc></programme>\n"
+        programmes.append(GuideText.Programme("alpha.test", start: start, stop: start + 1800, title: "\(titlePrefix) \(i)"))
+        programmes.append(GuideText.Programme("evil.test", start: start, stop: start + 1800, title: "\(evilTitle) \(i)", extra: evilDesc))
     }
-    return xml + "</tv>\n"
+    return GuideText.document(
+        channels: [.init("alpha.test", name: "Alpha One"), .init("evil.test", name: "Evil <b>\"Channel\"</b>")],
+        programmes: programmes)
 }
 
 /// A config with one source, a database and a feed directory in the sandbox.

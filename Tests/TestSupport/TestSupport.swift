@@ -14,6 +14,8 @@ public enum Repository {
 
     /// The debug build of the `tvimport` executable (what `swift build` makes).
     public static var tvimport: String { path(".build/debug/tvimport") }
+    /// The debug build of the `tvimport-serve` executable, which `tvimport serve` execs.
+    public static var tvimportServe: String { path(".build/debug/tvimport-serve") }
 }
 
 /// `../shared` beside the repository: real-world fixtures, the guide generator, the validators.

@@ -22,19 +22,10 @@ func importInto(_ store: Store, _ files: [String], source: String = "t") throws 
     _ = try importGuide(into: store, files: files, options: ImportOptions(source: source, force: true, now: 0), dryRun: false)
 }
 
-/// Runs a program; its exit status and both outputs.
+/// Runs a program (TestSupport's runner); its exit status and both outputs.
 func run(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: arguments[0])
-    process.arguments = Array(arguments.dropFirst())
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    let r = try Subprocess.run(arguments[0], Array(arguments.dropFirst()), environment: environment)
+    return (r.status, r.output + r.stderr)
 }
 
 /// Both validators the contract names: the DTD (xmllint) and XMLTV's own tv_validate_file, kept

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XMLTV
 
 /// Everything a reader produced, for assertions.
@@ -33,15 +34,7 @@ enum Fixture {
 
     static func gzip(_ data: Data) -> Data {
         let input = write(data, name: "raw")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
-        process.arguments = ["-c", "-n", input]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try! process.run()
-        let out = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return out
+        return try! Subprocess.run("/bin/gzip", ["-c", "-n", input]).stdout
     }
 }
 

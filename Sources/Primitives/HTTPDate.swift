@@ -1,15 +1,20 @@
-import Primitives
-
 /// HTTP dates (RFC 9110's IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`), without Foundation's
-/// formatters: Last-Modified is written and If-Modified-Since read on every feed request.
+/// formatters: serve writes Last-Modified and reads If-Modified-Since on every feed request, and
+/// downloads read a server's Retry-After.
 ///
-/// Part of the request layer (RequestInput.swift): a header's text becomes a bounded value here,
-/// and whatever a client sends cannot make the arithmetic overflow.
-enum HTTPDate {
+/// Whatever a peer sends cannot make the arithmetic overflow: the form has a fixed length and
+/// every number a fixed count of digits, read as such.
+///
+/// ```swift
+/// HTTPDate.format(784_111_777)                        // "Sun, 06 Nov 1994 08:49:37 GMT"
+/// HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT")     // 784111777
+/// ```
+public enum HTTPDate {
     private static let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]   // 1970-01-01 was a Thursday
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
-    static func format(_ seconds: Int64) -> String {
+    /// The IMF-fixdate of an instant (seconds since 1970, UTC).
+    public static func format(_ seconds: Int64) -> String {
         let c = UTCTime.components(seconds)
         var days = seconds / 86400
         if seconds % 86400 < 0 { days -= 1 }
@@ -21,14 +26,20 @@ enum HTTPDate {
     }
 
     /// The instant of an IMF-fixdate; nil for anything else (the obsolete forms are not worth
-    /// a parser: a client that sends them gets a 200).
+    /// a parser: a client that sends them gets a 200, a Retry-After in them is not honoured).
     ///
-    /// The form has a fixed length and every number a fixed count of digits, read as such: a
-    /// year of `999999999999` or an hour of `9999999999999999` is not a date (it once trapped).
-    static func parse(_ text: String) -> Int64? {
+    /// A year of `999999999999` or an hour of `9999999999999999` is not a date (it once trapped).
+    public static func parse(_ text: String) -> Int64? {
         let b = Array(text.utf8.prefix(30))
         guard b.count == 29, text.utf8.count == 29 else { return nil }
-        func digits(_ from: Int, _ count: Int) -> Int? { RequestInput.digits(bytes: b[from..<(from + count)], maxDigits: count) }
+        func digits(_ from: Int, _ count: Int) -> Int? {
+            var n = 0
+            for byte in b[from..<(from + count)] {
+                guard byte >= 48, byte <= 57 else { return nil }
+                n = n * 10 + Int(byte - 48)
+            }
+            return n
+        }
         func word(_ from: Int) -> String { String(decoding: b[from..<(from + 3)], as: UTF8.self) }
         guard weekdays.contains(word(0)), b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
               b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, word(26) == "GMT",
