@@ -404,15 +404,8 @@ public final class FeedExporter {
             where: .and([.related("channel", channel), .compare("start", .greaterOrEqual, .date(windowStart - 86400))]),
             orderBy: [SortKey("start"), SortKey("clumpIndex")],
             keys: Self.programmeKeys)
-        var categories: [Int64: [String]] = [:]
-        if !programmes.isEmpty {
-            // One query per channel: every category of the channel's programmes in the window.
-            let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0.id.rowID) }),
-                                           orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
-            while let c = try cursor.next() {
-                if let p = c["programme"].integerValue, let name = c["name"].stringValue { categories[p, default: []].append(name) }
-            }
-        }
+        // One query per channel: every category of the channel's programmes in the window.
+        let categories = try Self.categories(of: programmes, in: context)
         let defaultLength = max(options.defaultLength, 60)
         var events: [CalendarEvent] = []
         events.reserveCapacity(programmes.count)
@@ -569,6 +562,18 @@ public final class FeedExporter {
             }
             if isFeed { report.removed.append(name) }
         }
+    }
+
+    /// The categories of `programmes` in their order, by programme row id: one query for them all.
+    static func categories(of programmes: [FetchedObject], in context: ObjectContext) throws -> [Int64: [String]] {
+        var categories: [Int64: [String]] = [:]
+        guard !programmes.isEmpty else { return categories }
+        let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0.id.rowID) }),
+                                       orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
+        while let c = try cursor.next() {
+            if let p = c["programme"].integerValue, let name = c["name"].stringValue { categories[p, default: []].append(name) }
+        }
+        return categories
     }
 
     /// Writes `bytes` to a temporary file for `file`, unless the file holds them already (nil).

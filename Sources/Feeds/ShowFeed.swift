@@ -62,14 +62,7 @@ public enum ShowFeed {
             "Programme", where: .and([.compare("title", .equal, .string(title)),
                                       .or([.compare("stop", .greater, .date(now)), .compare("stop", .equal, .null)])]),
             keys: FeedExporter.programmeKeys + ["channel"])
-        var categories: [Int64: [String]] = [:]
-        if !programmes.isEmpty {
-            let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0.id.rowID) }),
-                                           orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
-            while let c = try cursor.next() {
-                if let p = c["programme"].integerValue, let name = c["name"].stringValue { categories[p, default: []].append(name) }
-            }
-        }
+        let categories = try FeedExporter.categories(of: programmes, in: context)
         var events: [(event: CalendarEvent, channel: String, clump: Int64)] = []
         for p in programmes {
             guard let channelRow = p["channel"].integerValue, let channel = channels[channelRow], let start = p["start"].integerValue else { continue }

@@ -139,3 +139,23 @@ struct MemberRows {
     /// The flag of row `i` (streams with flags only).
     func flag(_ i: Int) -> Bool { flags[order[i]] }
 }
+
+/// A channel's programmes with their credits and categories: three cursors in the same
+/// (start, clump index) index order, read side by side (`XMLTVExporter`, `PlaylistGuideExporter`).
+struct ChannelProgrammes {
+    let rows: ObjectCursor
+    let credits: MemberStream
+    let categories: MemberStream
+
+    init(of channel: ObjectID, in context: ObjectContext) throws {
+        let order = [SortKey("start"), SortKey("clumpIndex")]
+        rows = try context.fetch("Programme", where: .related("channel", channel), orderBy: order, keys: ProgrammeColumn.keys)
+        func members(_ relationship: String, _ keys: [String]) throws -> ObjectCursor {
+            try context.fetchMembers(relationship, ofOwners: "Programme", where: .related("channel", channel), ownerOrder: order, keys: keys)
+        }
+        credits = try MemberStream(members("credits", XMLTVDocumentWriter.Credit.keys + [XMLTVDocumentWriter.Credit.flagKey, "position"]),
+                                   textCount: XMLTVDocumentWriter.Credit.keys.count, flag: true)
+        categories = try MemberStream(members("categories", XMLTVDocumentWriter.Category.keys + ["position"]),
+                                      textCount: XMLTVDocumentWriter.Category.keys.count, flag: false)
+    }
+}

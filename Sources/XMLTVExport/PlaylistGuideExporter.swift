@@ -176,15 +176,8 @@ public struct PlaylistGuideExporter {
             if let window { try placeholders(window.lowerBound, window.upperBound) }
             return
         }
-        let order = [SortKey("start"), SortKey("clumpIndex")]
-        let rows = try context.fetch("Programme", where: .related("channel", row), orderBy: order, keys: ProgrammeColumn.keys)
-        func members(_ relationship: String, _ keys: [String]) throws -> ObjectCursor {
-            try context.fetchMembers(relationship, ofOwners: "Programme", where: .related("channel", row), ownerOrder: order, keys: keys)
-        }
-        let credits = try MemberStream(members("credits", XMLTVDocumentWriter.Credit.keys + [XMLTVDocumentWriter.Credit.flagKey, "position"]),
-                                       textCount: XMLTVDocumentWriter.Credit.keys.count, flag: true)
-        let categories = try MemberStream(members("categories", XMLTVDocumentWriter.Category.keys + ["position"]),
-                                          textCount: XMLTVDocumentWriter.Category.keys.count, flag: false)
+        let streams = try ChannelProgrammes(of: row, in: context)
+        let (rows, credits, categories) = (streams.rows, streams.credits, streams.categories)
         // Covered up to here; nil while a programme without a stop lasts until the next start.
         var coveredUntil: Int64? = window?.lowerBound
         while try rows.step() {

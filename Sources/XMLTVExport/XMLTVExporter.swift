@@ -63,15 +63,8 @@ public struct XMLTVExporter {
     /// (start, clump index) index order, read side by side.
     private func writeProgrammes(of channel: ObjectID, xmltvId: StoredBytes, context: ObjectContext,
                                  into writer: inout XMLTVDocumentWriter) throws -> Int {
-        let order = [SortKey("start"), SortKey("clumpIndex")]
-        let rows = try context.fetch("Programme", where: .related("channel", channel), orderBy: order, keys: ProgrammeColumn.keys)
-        func members(_ relationship: String, _ keys: [String]) throws -> ObjectCursor {
-            try context.fetchMembers(relationship, ofOwners: "Programme", where: .related("channel", channel), ownerOrder: order, keys: keys)
-        }
-        let credits = try MemberStream(members("credits", XMLTVDocumentWriter.Credit.keys + [XMLTVDocumentWriter.Credit.flagKey, "position"]),
-                                       textCount: XMLTVDocumentWriter.Credit.keys.count, flag: true)
-        let categories = try MemberStream(members("categories", XMLTVDocumentWriter.Category.keys + ["position"]),
-                                          textCount: XMLTVDocumentWriter.Category.keys.count, flag: false)
+        let streams = try ChannelProgrammes(of: channel, in: context)
+        let (rows, credits, categories) = (streams.rows, streams.credits, streams.categories)
         var count = 0
         while try rows.step() {
             try writer.write(ProgrammeColumn.programme(rows), channel: xmltvId,
