@@ -123,15 +123,19 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // The command line. It does not link Serve: a smaller binary maps fewer pages at start
-        // (peak RSS of import, run and export; docs/design.md#targets).
-        .executableTarget(name: "tvimport", dependencies: [
+        // The command line's commands (TVImport and its subcommands), a face on Job: parsed and
+        // run in process by the tests as swift-argument-parser tests its own commands.
+        .target(name: "TVImportCommands", dependencies: [
             "Job", "CommandLineOptions", "Grabber",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ],
+        ], plugins: ["VersionStamp"]),
+
+        // The command line: `TVImport.main()`. It does not link Serve: a smaller binary maps fewer
+        // pages at start (peak RSS of import, run and export; docs/design.md#targets).
+        .executableTarget(name: "tvimport", dependencies: ["TVImportCommands"],
         // jemalloc (Debian's libjemalloc-dev) in place of glibc's malloc: an import allocates and
         // frees millions of small objects across three threads; measured in README.md#dependencies.
-        linkerSettings: [.linkedLibrary("jemalloc")], plugins: ["VersionStamp"]),
+        linkerSettings: [.linkedLibrary("jemalloc")]),
         // The server `tvimport serve` execs, installed beside tvimport.
         .executableTarget(name: "tvimport-serve", dependencies: [
             "Serve", "Job", "CommandLineOptions",
