@@ -145,9 +145,13 @@ let package = Package(
         .plugin(name: "VersionStamp", capability: .buildTool()),
 
         // What every test target shares, and their only home: ../shared and tool lookups, the
-        // subprocess runner and running processes, guide text from values, the guide generator
-        // and the feed parsers.
-        .target(name: "TestSupport", dependencies: ["Primitives"], path: "Tests/TestSupport"),
+        // subprocess runner and running processes, guide text from values, the guide generator,
+        // the feed parsers and the command-line parse checks.
+        // ParseAssertions.swift: swift-argument-parser's test helpers are not a product, so the
+        // checks it makes of its own commands are written there.
+        .target(name: "TestSupport", dependencies: [
+            "Primitives", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives", "TestSupport"]),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives", "Merge", "TestSupport"]),
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "Primitives", "TestSupport"]),
@@ -161,6 +165,11 @@ let package = Package(
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "Feeds", "Primitives", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")], exclude: ["browser_check.py", "guide_check.py", "image_server.py"]),
         .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
+        // Every command's flags, defaults, conflicts and bad values, parsed in process.
+        .testTarget(name: "TVImportCommandsTests", dependencies: [
+            "TVImportCommands", "CommandLineOptions", "Job", "TestSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.

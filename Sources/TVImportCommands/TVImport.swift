@@ -29,13 +29,7 @@ public struct TVImport: ParsableCommand {
     /// '--db'"): name the command meant instead.
     public static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if let word = arguments.first, let message = CommandSuggestion.unknownCommandMessage(word, known: commandNames) {
-            FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8))
-            Foundation.exit(ExitStatus.usage.rawValue)
-        }
-        // `help WORD` would print the general help and exit 0 for any word.
-        if arguments.first == "help", let word = arguments.dropFirst().first,
-           let message = CommandSuggestion.unknownCommandMessage(word, known: commandNames, asked: "no command") {
+        if let message = commandMistake(in: arguments) {
             FileHandle.standardError.write(Data("tvimport: \(message)\n".utf8))
             Foundation.exit(ExitStatus.usage.rawValue)
         }
@@ -51,9 +45,21 @@ public struct TVImport: ParsableCommand {
         }
     }
 
+    /// A first word that names no command and is no option ("unknown command 'imprt': did you mean
+    /// 'import'?"), or `help` followed by such a word, which would print the general help and exit 0.
+    public static func commandMistake(in arguments: [String]) -> String? {
+        if let word = arguments.first, let message = CommandSuggestion.unknownCommandMessage(word, known: commandNames) {
+            return message
+        }
+        if arguments.first == "help", let word = arguments.dropFirst().first {
+            return CommandSuggestion.unknownCommandMessage(word, known: commandNames, asked: "no command")
+        }
+        return nil
+    }
+
     /// "Unknown option '--verison'" with the option meant, taken from the help of the command
     /// the arguments name (`run`, the default, and the root's own `--version` and `--help`).
-    static func optionSuggestion(for error: Error, arguments: [String]) -> String? {
+    public static func optionSuggestion(for error: Error, arguments: [String]) -> String? {
         let message = self.message(for: error)
         guard message.hasPrefix("Unknown option '"), let option = message.split(separator: "'").dropFirst().first else { return nil }
         let named = arguments.first.flatMap { word in configuration.subcommands.first { ($0.configuration.commandName ?? String(describing: $0).lowercased()) == word } }
@@ -85,6 +91,11 @@ public struct ImportFlags: ParsableArguments {
     public func validate() throws {
         if quiet && verbose { throw ValidationError("--quiet and --verbose exclude each other") }
     }
+
+    /// The flags as the job and its pipeline take them: made here once, used as they are from then on.
+    public var jobFlags: JobFlags {
+        JobFlags(dryRun: dryRun, force: force, json: format == .json, quiet: quiet, verbose: verbose)
+    }
 }
 
 extension TVImport {
@@ -115,11 +126,7 @@ extension TVImport {
                 let settings = try configuration.load()
                 var job = ImportJob(database: database.resolved(config: settings), files: files)
                 job.source = source
-                job.dryRun = flags.dryRun
-                job.force = flags.force
-                job.json = flags.format == .json
-                job.quiet = flags.quiet
-                job.verbose = flags.verbose
+                job.flags = flags.jobFlags
                 job.writeChangeFile = changeFile
                 job.writePatch = patchFile
                 job.priority = priority
@@ -230,11 +237,7 @@ extension TVImport {
                 let cfg = try config.map { try JobConfig.load(path: $0) } ?? JobConfig.bundledSample()
                 if config == nil { try NightlyJob.checkSampleTarget(cfg) }
                 var job = NightlyJob(config: cfg)
-                job.dryRun = flags.dryRun
-                job.force = flags.force
-                job.json = flags.format == .json
-                job.quiet = flags.quiet
-                job.verbose = flags.verbose
+                job.flags = flags.jobFlags
                 job.waitForLock = wait
                 return try job.run()
             }
