@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar), XMLTVExport -> Publish -> Job -> tvimport.
+// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar), XMLTVExport -> Publish -> Job -> TVImportCommands -> tvimport.
 import PackageDescription
 
 let package = Package(
