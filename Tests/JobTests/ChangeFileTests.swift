@@ -90,7 +90,7 @@ import Testing
             return all
         }
         let before = try files()
-        let r = box.nightly(config: "c.json") { $0.dryRun = true }
+        let r = box.nightly(config: "c.json") { $0.flags.dryRun = true }
         #expect(r.status == 0)
         #expect(r.stdout.contains("Dry run"))
         #expect(try files() == before)
@@ -110,7 +110,7 @@ import Testing
         try box.write("g0.xml", guide(night: 0))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g0.xml"))],
                                            extra: #", "changeFiles": false, "changeFilesDays": 10"#))
-        #expect(box.nightly(config: "c.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.quiet = true }.status == 0)
         let first = try names()
         // None of them is this database's (its register names none): all old ones go.
         #expect(first == ["notes.json"], "\(first.sorted())")
@@ -118,7 +118,7 @@ import Testing
         // A new change file becomes the newest: the old one goes too.
         try box.write("g1.xml", guide(night: 1))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g1.xml"))], extra: #", "changeFilesDays": 10"#))
-        #expect(box.nightly(config: "c.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.quiet = true }.status == 0)
         let now = try names()
         #expect(now.count == 2 && now.contains("notes.json"), "\(now.sorted())")
         #expect(now.allSatisfy { !$0.hasPrefix("2020") })

@@ -28,8 +28,8 @@ let freeview = repoRoot.path + "/../shared/fixtures/xmltv/freeview_ie_2025-10-25
         let box = try Sandbox()
         let (text, renamed) = try Self.renamedFreeview()
         try box.write("b.xml", text)
-        #expect(box.importing([freeview], db: "tv.sqlite") { $0.source = "a"; $0.priority = 2; $0.force = true }.status == 0)
-        #expect(box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b"; $0.force = true }.status == 0)
+        #expect(box.importing([freeview], db: "tv.sqlite") { $0.source = "a"; $0.priority = 2; $0.flags.force = true }.status == 0)
+        #expect(box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b"; $0.flags.force = true }.status == 0)
 
         let r = box.channels(db: "tv.sqlite", unmapped: true, json: true)
         #expect(r.status == 0, "stderr: \(r.stderr)")

@@ -71,7 +71,7 @@ import Glibc
         try #require(box.nightly(config: "good.json").status == 0)
         let before = try snapshot(box)
         // --force: the validators are ignored, so the guide is downloaded, parsed and merged again.
-        let r = box.nightly(config: "good.json") { $0.dryRun = true; $0.force = true; $0.json = true }
+        let r = box.nightly(config: "good.json") { $0.flags.dryRun = true; $0.flags.force = true; $0.flags.json = true }
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stdout.contains("\"dryRun\" : true"))
         #expect(try snapshot(box) == before)

@@ -32,7 +32,7 @@ import Glibc
         let first = box.importing(["guide-2026-11-24.xml"], db: "tv.sqlite")
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("source default: applied"), "the report names the source: \(first.stdout)")
-        let second = box.importing(["guide-2026-11-25.xml"], db: "tv.sqlite") { $0.json = true }
+        let second = box.importing(["guide-2026-11-25.xml"], db: "tv.sqlite") { $0.flags.json = true }
         #expect(second.status == 0, "\(second.stderr)")
         let json = try #require(parseJSON(second.stdout))
         let summary = try #require((json["summary"] as? [String: Any])?["Programme"] as? [String: Any])
@@ -193,11 +193,11 @@ import Glibc
         let line = xml.split(separator: "\n").first { $0.contains("<programme") }.map(String.init) ?? ""
         xml = xml.replacingOccurrences(of: "</tv>", with: line + "\n</tv>")
         try box.write("g.xml", xml)
-        let dry = box.importing(["g.xml"], db: "tv.sqlite") { $0.dryRun = true }
+        let dry = box.importing(["g.xml"], db: "tv.sqlite") { $0.flags.dryRun = true }
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("source default: would apply"), "\(dry.stdout)")
         #expect(dry.stdout.contains("2 programme elements read, 1 duplicate dropped"), "\(dry.stdout)")
-        let real = box.importing(["g.xml"], db: "tv.sqlite") { $0.verbose = true }
+        let real = box.importing(["g.xml"], db: "tv.sqlite") { $0.flags.verbose = true }
         #expect(real.stdout.contains("source default: applied"), "\(real.stdout)")
         // --verbose lists each warning with its file and line.
         #expect(real.stdout.contains("g.xml:4: duplicate:"), "\(real.stdout)")
@@ -215,7 +215,7 @@ import Glibc
         var xml = "<tv><channel id=\"old.test\"><display-name>Old</display-name></channel>"
         xml += "<programme start=\"\(GuideText.time(old))\" stop=\"\(GuideText.time(old.addingTimeInterval(1800)))\" channel=\"old.test\"><title>Gone</title></programme></tv>"
         try box.write("old.xml", xml)
-        let imported = box.importing(["old.xml"], db: "tv.sqlite") { $0.force = true }
+        let imported = box.importing(["old.xml"], db: "tv.sqlite") { $0.flags.force = true }
         try #require(imported.status == 0, "\(imported.stdout) \(imported.stderr)")
         let export = box.exporting(db: "tv.sqlite", out: "feeds")
         #expect(export.status == 0)
@@ -459,7 +459,7 @@ import Glibc
             }
         }
         try box.write("o.xml", xml + "</tv>\n")
-        let r = box.importing(["o.xml"], db: "tv.sqlite") { $0.verbose = true }
+        let r = box.importing(["o.xml"], db: "tv.sqlite") { $0.flags.verbose = true }
         #expect(r.status == 0, "\(r.stderr)")
         let listed = r.stdout.split(separator: "\n").filter { $0.contains("o.xml:") }
         let numbers = listed.compactMap { line in Int(line.split(separator: ":")[1]) }
@@ -476,7 +476,7 @@ import Glibc
         try box.write("g.xml", guide(slots: [0, 1, 2]))
         try box.write("h.xml", guide(slots: [0, 1, 2, 3]))
         for file in ["g.xml", "g.xml", "h.xml"] {
-            let r = box.importing([file], db: "tv.sqlite") { $0.force = true }
+            let r = box.importing([file], db: "tv.sqlite") { $0.flags.force = true }
             #expect(r.status == 0, "\(r.stderr)")
             #expect(!r.stdout.contains("shown guide"), "one source: \(r.stdout)")
         }

@@ -195,16 +195,16 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         try box.write("small.xml", makeGuide())
         try box.write("big.xml", makeGuide(channels: ["alpha.test"], programmes: 15_000))   // about 1.3 MiB of text
         try box.write("c.json", makeConfig(sources: [("g", box.path("small.xml"))], extra: #", "maxChannelMB": 1"#))
-        #expect(box.nightly(config: "c.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.quiet = true }.status == 0)
         let before = box.snapshot(["tv.sqlite", "tv.sqlite-wal"])
         try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 1"#))
-        let r = box.nightly(config: "c.json") { $0.force = true }
+        let r = box.nightly(config: "c.json") { $0.flags.force = true }
         #expect(r.status == 65, "\(r.stdout) \(r.stderr)")
         // The report on stdout says why (said once: not on stderr too, issue 39).
         #expect(r.stdout.contains("channel 'alpha.test' has more than 1 MiB of programme text"), "\(r.stdout)")
         #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
         try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 2"#))
-        #expect(box.nightly(config: "c.json") { $0.force = true; $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.force = true; $0.flags.quiet = true }.status == 0)
         try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 0"#))
         let bad = box.nightly(config: "c.json")
         #expect(bad.status == 78 && bad.stderr.contains("maxChannelMB"), "\(bad.stderr)")
@@ -227,7 +227,7 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         #expect(r.status == 75, "stderr: \(r.stderr)")
         #expect(r.stderr.contains("lock"), "stderr: \(r.stderr)")
         #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
-        #expect(box.importing(["other.xml"], db: "tv.sqlite") { $0.source = "g"; $0.dryRun = true }.status == 0)
+        #expect(box.importing(["other.xml"], db: "tv.sqlite") { $0.source = "g"; $0.flags.dryRun = true }.status == 0)
         flock(fd, LOCK_UN)
         #expect(box.importing(["other.xml"], db: "tv.sqlite") { $0.source = "g" }.status == 0)
     }
@@ -264,12 +264,12 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
 
         let base = "http://127.0.0.1:\(port)"
         try box.write("c.json", makeConfig(sources: [("web", base + "/guide.xml")]))
-        let first = box.nightly(config: "c.json") { $0.json = true }
+        let first = box.nightly(config: "c.json") { $0.flags.json = true }
         #expect(first.status == 0, "stderr: \(first.stderr)")
         let s1 = (parseJSON(first.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s1?["status"] as? String == "applied", "report: \(first.stdout)")
 
-        let second = box.nightly(config: "c.json") { $0.json = true }
+        let second = box.nightly(config: "c.json") { $0.flags.json = true }
         #expect(second.status == 0, "stderr: \(second.stderr)")
         let s2 = (parseJSON(second.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s2?["status"] as? String == "unchanged", "report: \(second.stdout)")
@@ -277,8 +277,8 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         // A forced first run (as after `tvimport run --force` on a new database) still keeps the
         // validators: the next run is a conditional GET answered 304, and nothing is parsed.
         try box.write("forced.json", makeConfig(database: "forced.sqlite", sources: [("web", base + "/guide.xml")]))
-        #expect(box.nightly(config: "forced.json") { $0.force = true }.status == 0)
-        let afterForce = box.nightly(config: "forced.json") { $0.json = true }
+        #expect(box.nightly(config: "forced.json") { $0.flags.force = true }.status == 0)
+        let afterForce = box.nightly(config: "forced.json") { $0.flags.json = true }
         let s3 = (parseJSON(afterForce.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s3?["status"] as? String == "unchanged" && s3?["programmesRead"] == nil, "report: \(afterForce.stdout)")
 

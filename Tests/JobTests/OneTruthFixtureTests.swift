@@ -32,10 +32,10 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
         try write(Self.grabB, to: "b.xml", in: box)
-        box.importing(["a.xml"], db: "tv.sqlite") { $0.quiet = true }
-        let first = box.importing(["b.xml"], db: "tv.sqlite") { $0.json = true }
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
+        let first = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.json = true }
         #expect(box.undo(db: "tv.sqlite").status == 0)
-        let again = box.importing(["b.xml"], db: "tv.sqlite") { $0.json = true }
+        let again = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.json = true }
         func programmes(_ r: Result) throws -> [String: Int] {
             let json = try #require(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
             let summary = try #require((json["summary"] as? [String: Any])?["Programme"] as? [String: Int])
@@ -44,8 +44,8 @@ struct OneTruthFixtureTests {
         #expect(try programmes(first) == programmes(again), "the re-import after undo must redo what the first did")
         #expect(try programmes(again)["updated"] ?? 0 > 0)
         // And the guide is the one a fresh database gets from a then b.
-        box.importing(["a.xml"], db: "fresh.sqlite") { $0.quiet = true }
-        box.importing(["b.xml"], db: "fresh.sqlite") { $0.quiet = true }
+        box.importing(["a.xml"], db: "fresh.sqlite") { $0.flags.quiet = true }
+        box.importing(["b.xml"], db: "fresh.sqlite") { $0.flags.quiet = true }
         let shown = try guide(box, "tv.sqlite")
         #expect(shown.split(separator: "\n").count > 1000)
         #expect(shown == (try guide(box, "fresh.sqlite")))
@@ -65,10 +65,10 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try config(box)
         try write(Self.grabA, to: "grab.xml", in: box)
-        #expect(box.nightly(config: "config.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         let afterA = box.snapshot(["feeds", "guide.xml"])
         try write(Self.grabB, to: "grab.xml", in: box)
-        #expect(box.nightly(config: "config.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         #expect(!sameBytes(afterA, box.snapshot(["feeds", "guide.xml"])))
         let undo = box.undo(config: "config.json")
         #expect(undo.status == 0, "\(undo.stderr)")
@@ -82,7 +82,7 @@ struct OneTruthFixtureTests {
         }
         #expect(events(box.snapshot(["feeds"])) == events(afterA))
         // The next run imports grab B again (the undo forgot the download it had applied).
-        let rerun = box.nightly(config: "config.json") { $0.json = true }
+        let rerun = box.nightly(config: "config.json") { $0.flags.json = true }
         #expect(rerun.stdout.contains("\"applied\""), "\(rerun.stdout.prefix(400))")
     }
 
@@ -111,7 +111,7 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try config(box)
         try write(Self.grabA, to: "grab.xml", in: box)
-        #expect(box.nightly(config: "config.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         let rte2 = try sqlite(box, "data/tv.sqlite", "SELECT programmeCount FROM Channel WHERE xmltvId = 'RTE2.ie'")
         #expect(Int(rte2) ?? 0 > 100)
         try config(box, aliases: #""rte2.canonical": {"aliases": ["RTE2.ie"]}"#)
@@ -127,7 +127,7 @@ struct OneTruthFixtureTests {
     @Test func theSampleRunRefusesADatabaseOfOtherSources() throws {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
-        box.importing(["a.xml"], db: "mine.sqlite") { $0.source = "ie"; $0.quiet = true }
+        box.importing(["a.xml"], db: "mine.sqlite") { $0.source = "ie"; $0.flags.quiet = true }
         let before = try guide(box, "mine.sqlite")
         #expect(!before.isEmpty)
         let r = try box.run([], environment: ["TVIMPORT_DB": box.path("mine.sqlite")])
@@ -146,7 +146,7 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try config(box, modules: true)
         try write(Self.grabA, to: "grab.xml", in: box)
-        let imported = box.importing(["grab.xml"], config: "config.json") { $0.source = "ie"; $0.quiet = true }
+        let imported = box.importing(["grab.xml"], config: "config.json") { $0.source = "ie"; $0.flags.quiet = true }
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(FileManager.default.fileExists(atPath: box.path("data/tv.sqlite")))
         #expect(!FileManager.default.fileExists(atPath: box.path("tvimport.sqlite")), "import --config writes the config's database")
@@ -171,7 +171,7 @@ struct OneTruthFixtureTests {
     @Test func anEditIsUndoneOnItsOwnAndNeverBlocksTheImportBefore() throws {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
-        box.importing(["a.xml"], db: "tv.sqlite") { $0.quiet = true }
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
         let edit = box.edit("Channel", "RTE2.ie", ["customName=Two", "hidden=true"], db: "tv.sqlite")
         #expect(edit.status == 0, "\(edit.stderr)")
         let first = box.undo(db: "tv.sqlite")
@@ -191,7 +191,7 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
         try FileManager.default.createDirectory(atPath: box.path("elsewhere"), withIntermediateDirectories: true)
-        box.importing(["a.xml"], db: "tv.sqlite") { $0.quiet = true }
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
         let path = try sqlite(box, "tv.sqlite", "SELECT path FROM _tvimport_changes")
         #expect(path.hasPrefix("/"), "recorded: \(path)")
         box.edit("Channel", "RTE2.ie", ["customName=Two"], db: "tv.sqlite")
@@ -210,14 +210,14 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
         try write(Self.grabB, to: "b.xml", in: box)
-        box.importing(["a.xml"], db: "tv.sqlite") { $0.quiet = true }
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
         // Morning Ireland of 2027-10-27 07:00 UTC on RTÉ News is in grab A, not in grab B.
         let edit = box.edit("Programme", "RTENews.ie/2027-10-27T07:00:00Z", ["note=record this"], db: "tv.sqlite")
         #expect(edit.status == 0, "\(edit.stderr)")
-        let text = box.importing(["b.xml"], db: "tv.sqlite") { $0.dryRun = true }
+        let text = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.dryRun = true }
         #expect(text.stdout.contains("local edits lost: 1 deleted programme"), "\(text.stdout)")
         #expect(text.stdout.contains("RTENews.ie 2027-10-27T07:00:00Z \"Morning Ireland\": note=\"record this\""), "\(text.stdout)")
-        let json = box.importing(["b.xml"], db: "tv.sqlite") { $0.json = true }
+        let json = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.json = true }
         let document = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let lost = try #require(((document["sources"] as? [[String: Any]])?.first?["lostEdits"]) as? [[String: Any]])
         #expect(lost.count == 1)

@@ -331,13 +331,13 @@ final class World {
             try writeConfig()
             return nil
         case .run:
-            let r = box.nightly(config: "config.json") { $0.quiet = true }
+            let r = box.nightly(config: "config.json") { $0.flags.quiet = true }
             guard r.status == 0 else { return "run exited \(r.status): \(r.stderr)" }
             for s in Self.sources { inputs.applied[s] = .init(revision: revision[s]!, priority: priorities[s]!, aliases: aliases) }
             inputs.timeshift = timeshift
         case let .importSource(s, rev):
             let file = rev.map { revisionFile(s, $0) } ?? box.path("\(s).xml")
-            let r = box.importing([file], config: "config.json") { $0.source = s; $0.priority = priorities[s]!; $0.force = true; $0.quiet = true }
+            let r = box.importing([file], config: "config.json") { $0.source = s; $0.priority = priorities[s]!; $0.flags.force = true; $0.flags.quiet = true }
             guard r.status == 0 else { return "import exited \(r.status): \(r.stderr)" }
             inputs.applied[s] = .init(revision: rev ?? revision[s]!, priority: priorities[s]!, aliases: aliases)
             inputs.timeshift = timeshift
@@ -428,7 +428,7 @@ final class World {
             let configName = "\(name)/\(s).json"
             try box.write(configName, config(database: "\(name)/tv.sqlite", output: "\(name)/feeds", xmltv: "\(name)/guide.xml",
                                              sources: false, aliases: applied.aliases, timeshift: inputs.timeshift))
-            let r = box.importing([revisionFile(s, applied.revision)], config: configName) { $0.source = s; $0.priority = applied.priority; $0.force = true; $0.quiet = true }
+            let r = box.importing([revisionFile(s, applied.revision)], config: configName) { $0.source = s; $0.priority = applied.priority; $0.flags.force = true; $0.flags.quiet = true }
             guard r.status == 0 else { return "fresh import of \(s) exited \(r.status): \(r.stderr)" }
         }
         let freshConfig = "\(name)/edits.json"

@@ -111,7 +111,7 @@ let nzGuide = """
 
         // Nothing changed: the next run keeps the file's bytes.
         let before = box.snapshot(["guide-nz.xml"])
-        #expect(box.nightly(config: "config.json") { $0.quiet = true }.status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         #expect(sameBytesAndTimes(before, box.snapshot(["guide-nz.xml"])))
     }
 
@@ -144,7 +144,7 @@ let nzGuide = """
         let (m3u, guide) = Self.largePlaylist()
         try box.write("large.m3u", m3u)
         try box.write("guide.xml", guide)
-        #expect(box.importing(["guide.xml"], db: "tv.sqlite") { $0.force = true; $0.quiet = true }.status == 0)
+        #expect(box.importing(["guide.xml"], db: "tv.sqlite") { $0.flags.force = true; $0.flags.quiet = true }.status == 0)
         let r = box.exporting(db: "tv.sqlite", xmltv: "out.xml", playlist: "large.m3u")
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("270 channels, 270 programmes, 30 of 300 entries unmatched"))
@@ -163,7 +163,7 @@ let nzGuide = """
     @Test func badPlaylistsAreErrorsThatNameTheFile() throws {
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide())
-        #expect(box.importing(["guide.xml"], db: "tv.sqlite") { $0.force = true; $0.quiet = true }.status == 0)
+        #expect(box.importing(["guide.xml"], db: "tv.sqlite") { $0.flags.force = true; $0.flags.quiet = true }.status == 0)
         try box.write("empty.m3u", "#EXTM3U\nhttp://x/stream\n")
         let empty = box.exporting(db: "tv.sqlite", xmltv: "out.xml", playlist: "empty.m3u")
         #expect(empty.status == 65 && empty.stderr.contains("empty.m3u: no #EXTINF entries"))

@@ -49,7 +49,7 @@ import Testing
         try box.write("a.xml", makeGuide())
         #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.priority = 5 }.status == 0)
         #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a" }.status == 0)
-        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "b"; $0.priority = -2; $0.dryRun = true }.status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "b"; $0.priority = -2; $0.flags.dryRun = true }.status == 0)
         let store = try StoreAccess.open(path: box.path("tv.sqlite"), model: StoreAccess.model())
         #expect(try SourcePriorities.all(in: store) == ["a": 5], "kept without --priority; a dry run remembers nothing")
         #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.priority = 1 }.status == 0)
@@ -124,7 +124,7 @@ import Testing
         #expect(try count("SourceProgramme") == 0, "one source: no source rows")
         let edit = box.edit("Channel", "bbc1.uk", ["customName=Mine"], db: "tv.sqlite")
         #expect(edit.status == 0, "stderr: \(edit.stderr)")
-        let b = box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b"; $0.json = true }
+        let b = box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b"; $0.flags.json = true }
         #expect(b.status == 0, "stderr: \(b.stderr)")
         #expect(try count("SourceProgramme") == 4, "a's two programmes copied to its own rows, b's two beside them")
         #expect(try count("Programme") == 3, "a's two, and b's film in the gap")
@@ -181,7 +181,7 @@ import Testing
         #expect(!guide.contains("News B") && !guide.contains("Late B"), "never the same slot twice: \(guide)")
 
         Thread.sleep(forTimeInterval: 1.1)
-        let third = box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.json = true }
+        let third = box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.flags.json = true }
         #expect(third.status == 0, "stderr: \(third.stderr)")
         let report = try #require(parseJSON(third.stdout), "\(third.stdout)")
         let summary = try #require(report["summary"] as? [String: [String: Int]])
@@ -216,7 +216,7 @@ import Testing
         #expect(box.importing(["b.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "b"; $0.priority = 1 }.status == 0)
         #expect(try shown() == "bbc1.uk|Mine|News B|b|record it")
         // a above b again, and a re-import of a: still the same edits.
-        #expect(box.importing(["a.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "a"; $0.priority = 2; $0.force = true }.status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "a"; $0.priority = 2; $0.flags.force = true }.status == 0)
         #expect(try shown() == "bbc1.uk|Mine|News A|a|record it")
         let channels = try box.run(["sqlite3", "tv.sqlite", "SELECT count(*) FROM Channel"], executable: "/usr/bin/env")
         #expect(channels.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one canonical channel: \(channels.stdout)")
@@ -246,7 +246,7 @@ import Testing
             <tv><channel id="other.test"><display-name>Other</display-name></channel>
             <programme start="\(GuideText.time(base))" stop="\(GuideText.time(base.addingTimeInterval(3600)))" channel="other.test"><title>Other</title></programme></tv>
             """)
-        let dropped = box.nightly(config: "c.json") { $0.force = true }
+        let dropped = box.nightly(config: "c.json") { $0.flags.force = true }
         #expect(dropped.status == 0, "stderr: \(dropped.stderr)")
         let after = box.snapshot(["feeds"])
         let other = box.path("feeds/other.test.ics"), bbc = box.path("feeds/bbc1.uk.ics")

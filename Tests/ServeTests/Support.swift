@@ -175,8 +175,8 @@ extension ServeSandbox {
     /// The nightly job of `config` (quiet), called in this process: its exit status.
     func nightlyRun(config: String = "c.json", force: Bool = false) throws -> ExitStatus {
         var job = NightlyJob(config: try JobConfig.load(path: path(config)))
-        job.quiet = true
-        job.force = force
+        job.flags.quiet = true
+        job.flags.force = force
         return try job.run().status
     }
 }
