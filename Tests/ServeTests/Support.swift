@@ -238,10 +238,3 @@ extension TestClientProtocol {
         return HTTPResult(status: response.status.code, headers: map, body: Data(response.body.readableBytesView))
     }
 }
-
-/// Where a `.live` server of `inProcess` listens: for curl and raw sockets.
-struct Listening: Sendable {
-    let port: Int
-    var base: String { "http://127.0.0.1:\(port)" }
-    init(_ client: any TestClientProtocol) throws { port = try #require(client.port) }
-}
