@@ -225,40 +225,49 @@ struct FeedFastPathTests {
         try await app.test(.live) { client in
             let port = try #require(client.port)
             // The sockets block: on a thread of their own, not the cooperative pool the server's
-            // routes need.
-            try await Self.offThePool { try Self.idleChecks(port: port, file: file) }
+            // routes need; what they saw is checked here.
+            let seen = try await Self.offThePool { try Self.idleChecks(port: port, file: file) }
+            #expect(seen.loaded, "the route did not load the file")
+            #expect(seen.answered == 12, "the busy connection was closed after \(seen.answered) answers")
+            #expect(seen.idleClosed && seen.idleFor < .seconds(2.5), "idle: closed \(seen.idleClosed) after \(seen.idleFor)")
+            #expect(seen.slowClosed, "a request trickling in was not closed")
         }
     }
 
-    static func idleChecks(port: Int, file: String) throws {
-        let loaded = try Self.exchange(port: port, ["GET /feeds/\(file) HTTP/1.1\r\nConnection: close\r\n\r\n"])   // the route loads it
-        #expect(loaded.text.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(loaded.text.prefix(100))")
+    struct IdleObservations: Sendable {
+        var loaded = false, answered = 0, idleClosed = false, idleFor = Duration.zero, slowClosed = false
+    }
+
+    static func idleChecks(port: Int, file: String) throws -> IdleObservations {
+        var seen = IdleObservations()
+        // The route loads it (on the cooperative pool, which a loaded test run keeps busy: a long wait).
+        let loaded = try Self.exchange(port: port, ["GET /feeds/\(file) HTTP/1.1\r\nConnection: close\r\n\r\n"], timeout: 60)
+        seen.loaded = loaded.text.hasPrefix("HTTP/1.1 200 OK\r\n")
         let request = "GET /feeds/\(file) HTTP/1.1\r\nHost: x\r\n\r\n"
         let fd = try Self.connected(port: port, timeout: 3)
         defer { close(fd) }
-        var answered = 0
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         for _ in 0..<12 {   // 2.4 s of requests, 0.2 s apart
             try Self.send(fd, request)
             usleep(200_000)
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 { answered += 1 }
+            if n > 0 { seen.answered += 1 }
         }
-        #expect(answered == 12, "the busy connection was closed after \(answered) answers")
         // Then idle: closed within about a second.
         let start = ContinuousClock.now
-        let rest = Self.receive(fd)
-        #expect(rest.closed && ContinuousClock.now - start < .seconds(2.5), "\(rest.closed) after \(ContinuousClock.now - start)")
+        seen.idleClosed = Self.receive(fd).closed
+        seen.idleFor = ContinuousClock.now - start
         // A request that trickles in is closed as well.
         let slow = try Self.exchange(port: port, ["GET /feeds/", file, " HTTP/1.1\r\n"], pause: 0.7, timeout: 4)
-        #expect(slow.closed && slow.response.isEmpty)
+        seen.slowClosed = slow.closed && slow.response.isEmpty
+        return seen
     }
 
     /// Runs blocking work on a thread of its own and waits for it.
-    static func offThePool(_ work: @escaping @Sendable () throws -> Void) async throws {
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<T, Error>) in
             Thread.detachNewThread {
-                do { try work(); done.resume() } catch { done.resume(throwing: error) }
+                do { done.resume(returning: try work()) } catch { done.resume(throwing: error) }
             }
         }
     }
