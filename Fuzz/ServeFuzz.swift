@@ -1,8 +1,8 @@
-// libFuzzer entry point for serve's request layer: header parsers (HTTP dates, Accept-Encoding
-// and its qvalues, If-None-Match), query and form decoding, path resolution (the feed file name,
+// libFuzzer entry point for serve's request layer: the plain feed request read from raw bytes
+// (PlainFeedRequest), header parsers (HTTP dates, Accept-Encoding and its qvalues, If-None-Match), query and form decoding, path resolution (the feed file name,
 // the rest of a path, #ROWID), date parsing (the day of a guide page, date edits) and paging,
 // and the caps and escaping of what pages echo. Compiled by scripts/fuzz together with
-// Sources/Serve/{RequestInput,HTML}.swift as module Serve (HTTPDate is Primitives') (no Hummingbird, no
+// Sources/Serve/{RequestInput,HTML,PlainFeedRequest}.swift as module Serve (HTTPDate is Primitives') (no Hummingbird, no
 // Foundation): no `import Serve`.
 //
 // Every input goes through every parser (a seed for one is an input for all); its first byte
@@ -82,6 +82,31 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if gzip { precondition(text.lowercased().contains("gzip") || text.contains("*"), "gzip accepted from \(text)") }
     if let q = RequestInput.qValue(bytes) { precondition((0...1000).contains(q), "qvalue \(q)") }
     _ = RequestInput.sameTag(raw, "\"1f-2\"")
+
+    // The plain feed request read from raw bytes (PlainFeedFastPath): within the input and its
+    // cap, its parts inside the head, a target under /feeds/, values without CR or LF; the
+    // head alone reads the same, and any shorter prefix of it waits for more.
+    do {
+        let raw = UnsafeRawBufferPointer(bytes)
+        switch PlainFeedRequest.read(raw) {
+        case .request(let request):
+            precondition(request.length <= raw.count && request.length <= PlainFeedRequest.maxLength, "plain request length")
+            for range in [request.target, request.acceptEncoding, request.ifNoneMatch, request.ifModifiedSince].compactMap({ $0 }) {
+                precondition(range.lowerBound >= 0 && range.upperBound <= request.length, "plain request range")
+                precondition(!raw[range].contains(13) && !raw[range].contains(10), "CR or LF in a value")
+            }
+            precondition(raw[request.target].starts(with: "/feeds/".utf8), "plain request target")
+            let head = UnsafeRawBufferPointer(rebasing: raw[0..<request.length])
+            precondition(PlainFeedRequest.read(head) == .request(request), "the head alone")
+            for cut in Set([request.length - 1, request.length / 2]) where cut >= 0 {
+                precondition(PlainFeedRequest.read(UnsafeRawBufferPointer(rebasing: raw[0..<cut])) == .incomplete, "a prefix of \(cut) bytes")
+            }
+        case .incomplete:
+            precondition(raw.count < PlainFeedRequest.maxLength, "incomplete beyond the cap")
+        case .unusual:
+            break
+        }
+    }
 
     // What pages echo: escaped, and capped in escaped bytes.
     let escaped = HTML.escape(text)

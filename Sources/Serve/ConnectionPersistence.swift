@@ -67,11 +67,14 @@ final class ConnectionPersistenceHandler: ChannelDuplexHandler, RemovableChannel
     }
 }
 
-/// Hummingbird's HTTP/1 channel with `ConnectionPersistenceHandler` placed after NIO's request
-/// decoder, and `FeedFastPath` after Hummingbird's connection state, where requests reach the
-/// router.
+/// Hummingbird's HTTP/1 channel with `PlainFeedFastPath` first (before NIO's request decoder),
+/// `ConnectionPersistenceHandler` after the decoder, and `IdleConnectionHandler` then
+/// `FeedFastPath` after Hummingbird's connection state, where requests reach the router.
+/// Hummingbird's own idle timeout is off (`http1` is made without one): `IdleConnectionHandler`
+/// keeps it, seeing the requests answered before the parser too.
 struct PersistenceAwareHTTP1Channel: ServerChildChannel {
     let http1: HTTP1Channel
+    let idleTimeout: TimeAmount
     let state: ServeState
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<HTTP1Channel.Value> {
@@ -80,7 +83,10 @@ struct PersistenceAwareHTTP1Channel: ServerChildChannel {
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try operations.addHandler(ConnectionPersistenceHandler(), position: .after(decoder))
             let connectionState = try operations.handler(type: HTTPConnectionStateHandler.self)
-            try operations.addHandler(FeedFastPath(state: state), position: .after(connectionState))
+            let idle = IdleConnectionHandler(timeout: idleTimeout)
+            try operations.addHandler(idle, position: .after(connectionState))
+            try operations.addHandler(FeedFastPath(state: state), position: .after(idle))
+            try operations.addHandler(PlainFeedFastPath(state: state, idle: idle), position: .first)
             return value
         }
     }
@@ -92,10 +98,11 @@ struct PersistenceAwareHTTP1Channel: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// `.http1(...)` with HTTP/1.0 and `Connection: close` honoured (ConnectionPersistenceHandler) and
-    /// feed files answered on the event loop (FeedFastPath).
+    /// feed files answered on the event loop (PlainFeedFastPath, FeedFastPath).
     static func persistentHTTP1(idleTimeout: TimeAmount, state: ServeState) -> HTTPServerBuilder {
         .init { responder in
-            PersistenceAwareHTTP1Channel(http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: idleTimeout)), state: state)
+            PersistenceAwareHTTP1Channel(http1: HTTP1Channel(responder: responder, configuration: .init(idleTimeout: nil)),
+                                         idleTimeout: idleTimeout, state: state)
         }
     }
 }

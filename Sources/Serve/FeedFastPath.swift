@@ -13,10 +13,13 @@ struct FeedAnswer {
     let headers: HTTPFields
     /// Nil for a 304.
     let body: ByteBuffer?
+    /// The representation's validator (the identity or the gzip form).
+    let etag: String
 
     init(_ entry: FeedFiles.Entry, acceptEncoding: String?, ifNoneMatch: String?, ifModifiedSince: String?) {
         let gzip = acceptEncoding.map(RequestInput.acceptsGzip) ?? false ? entry.gzipBody : nil
         let etag = gzip == nil ? entry.etag : entry.gzipETag
+        self.etag = etag
         let notModified: Bool
         // If-None-Match wins over If-Modified-Since (RFC 9110, 13.2.2).
         if let match = ifNoneMatch {
@@ -35,6 +38,16 @@ struct FeedAnswer {
             headers = gzip == nil ? entry.headers : entry.gzipBodyHeaders
             body = gzip ?? entry.body
         }
+    }
+
+    /// The response's fields as written on the event loop, with those Hummingbird adds to a
+    /// route's answer: Content-Length, Date, Server.
+    func responseFields(date: String) -> HTTPFields {
+        var fields = headers
+        if let body { fields[.contentLength] = String(body.readableBytes) }
+        fields[.date] = date
+        fields[.server] = "tvimport"
+        return fields
     }
 }
 
@@ -93,19 +106,20 @@ final class FeedFastPath: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The answer to `request` from memory, or nil when Hummingbird is to answer it.
     private func answer(_ request: HTTPRequest) -> FeedAnswer? {
-        guard request.method == .get, let path = request.path, path.hasPrefix("/feeds/"), !path.utf8.contains(UInt8(ascii: "?")),
-              !(state.canEdit && request.headerFields.contains(.authorization)),
-              let name = RequestInput.feedFileName(fromRawPath: RequestInput.rest(ofPath: path[...], after: 1)),
-              let entry = state.feeds.loadedEntry(name) else { return nil }
+        guard request.method == .get, let path = request.path, !(state.canEdit && request.headerFields.contains(.authorization)),
+              let name = Self.fileName(target: path), let entry = state.feeds.loadedEntry(name) else { return nil }
         let fields = request.headerFields
         return FeedAnswer(entry, acceptEncoding: fields[.acceptEncoding], ifNoneMatch: fields[.ifNoneMatch], ifModifiedSince: fields[.ifModifiedSince])
     }
 
+    /// The feed file a request target names, when the route `/feeds/**` would serve it (no query).
+    static func fileName(target path: String) -> String? {
+        guard path.hasPrefix("/feeds/"), !path.utf8.contains(UInt8(ascii: "?")) else { return nil }
+        return RequestInput.feedFileName(fromRawPath: RequestInput.rest(ofPath: path[...], after: 1))
+    }
+
     private func write(_ answer: FeedAnswer, context: ChannelHandlerContext) {
-        var headers = answer.headers
-        if let body = answer.body { headers[.contentLength] = String(body.readableBytes) }
-        headers[.date] = currentDate()
-        headers[.server] = "tvimport"
+        let headers = answer.responseFields(date: currentDate())
         context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
         if let body = answer.body { context.write(wrapOutboundOut(.body(body)), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)

@@ -12,6 +12,7 @@ final class ServeMetrics: Sendable {
     private let edits: Counter
     private let failedEdits: Counter
     private let feedCompressions: Counter
+    private let plainAnswers: Counter
 
     init() {
         requestDuration = registry.makeDurationHistogram(
@@ -22,6 +23,8 @@ final class ServeMetrics: Sendable {
         failedEdits = registry.makeCounter(name: "tvimport_serve_edits_total", labels: [("outcome", "refused")], help: "Edits saved or refused.")
         feedCompressions = registry.makeCounter(name: "tvimport_serve_feed_compressions_total", labels: [],
                                                 help: "Feed files gzipped: once per new content, never per request.")
+        plainAnswers = registry.makeCounter(name: "tvimport_serve_plain_feed_answers_total", labels: [],
+                                            help: "Feed requests answered from the connection's bytes, before the HTTP parser (PlainFeedFastPath).")
         var counters: [Int: Counter] = [:]
         for status in [200, 303, 304, 400, 401, 403, 404, 409, 413, 500, 503] {
             counters[status] = registry.makeCounter(name: "tvimport_serve_requests_total", labels: [("code", String(status))], help: "Requests answered, by status.")
@@ -44,6 +47,7 @@ final class ServeMetrics: Sendable {
 
     func countEdit(failed: Bool) { (failed ? failedEdits : edits).increment() }
     func countFeedCompression() { feedCompressions.increment() }
+    func countPlainAnswer() { plainAnswers.increment() }
 }
 
 /// `/healthz` and `/metrics`, from the run log beside the database (Sources/Job/StoreAccess.swift,
