@@ -10,7 +10,8 @@ struct RawExchange {
     var closed: Bool
     var text: String { String(decoding: response, as: UTF8.self) }
     /// The status line, e.g. `HTTP/1.1 400 Bad Request`.
-    var statusLine: String { String(text.prefix { $0 != "\r" && $0 != "\n" }) }
+    /// (By scalars: in Swift "\r\n" is one Character, equal to neither "\r" nor "\n".)
+    var statusLine: String { String(String.UnicodeScalarView(text.unicodeScalars.prefix { $0 != "\r" && $0 != "\n" })) }
     /// The header block of the first response, lowercased names.
     var headers: [String: String] {
         var map: [String: String] = [:]
