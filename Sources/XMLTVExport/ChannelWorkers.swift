@@ -31,7 +31,7 @@ final class ChannelWorkers<Result>: @unchecked Sendable {
     /// Channels taken and not yet handed out, at most (so a worker never runs far ahead).
     private let ahead: Int
     /// Bytes a channel may hold before its worker waits for them to be handed out.
-    private static var bufferLimit: Int { 1 << 22 }
+    private static var bufferLimit: Int { 1 << 20 }
 
     // Guarded by `condition`.
     private let condition = NSCondition()

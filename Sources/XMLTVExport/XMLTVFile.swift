@@ -5,7 +5,8 @@ import Primitives
 /// file beside it (gzip-compressed on the way, on every core, when the name ends in `.gz`), which then either
 /// replaces the file (synced, renamed, directory synced) or, when it holds exactly the same bytes,
 /// is removed, so the file keeps its mtime. Memory stays constant: bytes are compressed and written
-/// as they come, and the comparison reads both files in blocks.
+/// as they come, and the comparison reads both files in blocks. The disk writes start behind the
+/// bytes as they are written, so the closing flush waits for the last few megabytes only.
 final class XMLTVFile {
     let path: String
     let temporary: String
