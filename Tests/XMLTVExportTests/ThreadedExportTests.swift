@@ -32,7 +32,7 @@ import XMLTVExport
                 let start = day + Int64(p) * 1800
                 xml += "<programme start=\"\(time(start))\" stop=\"\(time(start + 1800))\" channel=\"\(id)\">"
                 xml += "<title>Show \(p) &lt;\(c)&gt;</title>"
-                xml += "<desc>" + String(repeating: "A \"long\" line & more, for \(id). ", count: big ? 20 : 1) + "</desc>"
+                xml += "<desc>" + String(repeating: "A \"long\" line &amp; more, for \(id). ", count: big ? 20 : 1) + "</desc>"
                 if p % 3 == 0 { xml += "<credits><director>D\(p)</director><actor role=\"R\">A\(c)</actor></credits>" }
                 if p % 2 == 0 { xml += "<category lang=\"en\">Cat \(p % 5)</category><category>Kids</category>" }
                 xml += "</programme>\n"
