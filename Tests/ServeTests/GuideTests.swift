@@ -198,9 +198,10 @@ struct GuideTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before, "a change to another show left it alone")
         // One of its airings changes: only that event changes, SEQUENCE 1.
         let next = Int(try sqlite(box, "SELECT p.start FROM Programme p WHERE p.title = '\(title)' AND p.stop > \(now) ORDER BY p.start LIMIT 1"))!
-        // The grab writes Irish time (+0000 in winter, +0100 in summer): its start as written.
-        let range = try #require(guide.range(of: "channel=\"SkyNews.ie\" start=\"\(compactUTC(next)) +0000\"")
-                                 ?? guide.range(of: "channel=\"SkyNews.ie\" start=\"\(compactUTC(next + 3600)) +0100\""))
+        // The grab writes Irish time (+0000 in winter, +0100 in summer): its start as written. The
+        // grab says its second day twice, and the last occurrence is the one imported: edit that.
+        let range = try #require(guide.range(of: "channel=\"SkyNews.ie\" start=\"\(compactUTC(next)) +0000\"", options: .backwards)
+                                 ?? guide.range(of: "channel=\"SkyNews.ie\" start=\"\(compactUTC(next + 3600)) +0100\"", options: .backwards))
         let end = try #require(guide.range(of: "</programme>", range: range.upperBound..<guide.endIndex))
         let titleRange = try #require(guide.range(of: "<title lang=\"en\">\(title)</title>", range: range.upperBound..<end.lowerBound))
         guide.replaceSubrange(titleRange, with: "<title lang=\"en\">\(title)</title><sub-title>Special</sub-title>")
