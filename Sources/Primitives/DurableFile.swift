@@ -104,6 +104,17 @@ public enum DurableFile {
         guard syncfs(fd) == 0 else { throw FileError(path: directory, errno: errno) }
     }
 
+    /// Starts writing `count` bytes of the open file `fd` from `offset` back to disk, without
+    /// waiting for them (Linux's `sync_file_range`, `SYNC_FILE_RANGE_WRITE`): a file written in
+    /// a stream and flushed at the end (`moveIntoPlace`) then overlaps its disk writes with
+    /// the work that makes the next bytes, and the final flush waits for the last few only. Best
+    /// effort: the flush is what makes the file durable.
+    public static func startWriteBack(_ fd: Int32, offset: Int, count: Int) {
+        #if os(Linux)
+        _ = sync_file_range(fd, __off64_t(offset), __off64_t(count), 2 /* SYNC_FILE_RANGE_WRITE */)
+        #endif
+    }
+
     /// Writes all of `bytes` to the open file `fd`, retrying short writes and interrupted calls:
     /// the one write loop of the package. False when a write failed (`errno` says why).
     public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {

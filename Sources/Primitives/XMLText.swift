@@ -16,6 +16,9 @@ public struct XMLText: Sendable {
     // the few bytes of most appends.
     @usableFromInline var storage: [UInt8]
     @usableFromInline var used = 0
+    /// The day (since 1970) of the last `append(compactTime:)` and its `YYYYMMDD` digits.
+    @usableFromInline var lastDay = Int64.min
+    @usableFromInline var lastDate: UInt64 = 0
 
     /// Empty text with room for `capacity` bytes.
     public init(capacity: Int = 0) {
@@ -114,29 +117,43 @@ public struct XMLText: Sendable {
     }
 
     /// `YYYYMMDDhhmmss` of a UTC instant, as `UTCTime.compact` writes it, without a `String`.
+    /// The date's eight digits are kept for the next time on the same day (a guide's times come
+    /// channel by channel in order: most share their day with the one before).
     @inlinable
     public mutating func append(compactTime seconds: Int64) {
-        let c = UTCTime.components(seconds)
-        guard (0...9999).contains(c.year) else {
-            var text = UTCTime.compact(seconds)
-            return text.withUTF8 { raw($0) }
-        }
-        var digits: (UInt64, UInt64) = (0, 0)
-        withUnsafeMutableBytes(of: &digits) { b in
-            func put(_ value: Int, at offset: Int, width: Int) {
-                var v = value
-                for k in stride(from: offset + width - 1, through: offset, by: -1) {
-                    b[k] = UInt8(ascii: "0") + UInt8(v % 10)
-                    v /= 10
-                }
+        var (days, rem) = seconds.quotientAndRemainder(dividingBy: 86_400)
+        if rem < 0 { days -= 1; rem += 86_400 }
+        if days != lastDay {
+            let (year, month, day) = UTCTime.civilDate(days: days)
+            guard (0...9999).contains(year) else {
+                var text = UTCTime.compact(seconds)
+                return text.withUTF8 { raw($0) }
             }
-            put(c.year, at: 0, width: 4)
-            put(c.month, at: 4, width: 2)
-            put(c.day, at: 6, width: 2)
-            put(c.hour, at: 8, width: 2)
-            put(c.minute, at: 10, width: 2)
-            put(c.second, at: 12, width: 2)
+            lastDay = days
+            lastDate = 0
+            withUnsafeMutableBytes(of: &lastDate) { b in
+                Self.put(year, into: b, at: 0, width: 4)
+                Self.put(month, into: b, at: 4, width: 2)
+                Self.put(day, into: b, at: 6, width: 2)
+            }
+        }
+        var digits: (UInt64, UInt64) = (lastDate, 0)
+        let r = Int(rem)
+        withUnsafeMutableBytes(of: &digits) { b in
+            Self.put(r / 3600, into: b, at: 8, width: 2)
+            Self.put(r % 3600 / 60, into: b, at: 10, width: 2)
+            Self.put(r % 60, into: b, at: 12, width: 2)
             append(b.baseAddress!.assumingMemoryBound(to: UInt8.self), 14)
+        }
+    }
+
+    /// `value`'s last `width` decimal digits at `offset`.
+    @inlinable
+    static func put(_ value: Int, into b: UnsafeMutableRawBufferPointer, at offset: Int, width: Int) {
+        var v = value
+        for k in stride(from: offset + width - 1, through: offset, by: -1) {
+            b[k] = UInt8(ascii: "0") + UInt8(v % 10)
+            v /= 10
         }
     }
 

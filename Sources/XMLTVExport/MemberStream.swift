@@ -53,7 +53,7 @@ final class MemberStream {
         let textCount = self.textCount, hasFlag = self.hasFlag, cursor = self.cursor
         var count = 0, used = 0
         let positionIndex = textCount + (hasFlag ? 1 : 0)
-        while onRow && cursor.value(at: positionIndex + 1).integerValue == owner {
+        while onRow && cursor.integer(at: positionIndex + 1) == owner {
             if count == order.capacity {
                 spans.grow(to: 2 * count * textCount * 2, keeping: count * textCount * 2)
                 flags.grow(to: 2 * count, keeping: count)
@@ -72,8 +72,8 @@ final class MemberStream {
                 used += text.count
                 spans[s + 1] = used
             }
-            if hasFlag { flags[count] = cursor.value(at: textCount).boolValue ?? false }
-            let position = cursor.value(at: positionIndex).integerValue ?? 0
+            if hasFlag { flags[count] = (cursor.integer(at: textCount) ?? 0) != 0 }
+            let position = cursor.integer(at: positionIndex) ?? 0
             positions[count] = position
             // Insertion in position order (a programme has a few): equal positions keep the read order.
             var at = count

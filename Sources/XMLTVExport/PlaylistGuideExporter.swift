@@ -48,12 +48,16 @@ public struct PlaylistGuideExporter {
     let fill: PlaylistFill?
     /// Start of the placeholders' window when the guide is empty.
     let now: Int64
+    /// As `XMLTVExporter`'s.
+    let threads: Int
 
-    public init(store: Store, aliases: [String: String], fill: PlaylistFill? = nil, now: Int64 = 0) {
+    public init(store: Store, aliases: [String: String], fill: PlaylistFill? = nil, now: Int64 = 0,
+                threads: Int = XMLTVExporter.defaultThreads) {
         self.store = store
         self.aliases = aliases
         self.fill = fill
         self.now = now
+        self.threads = threads
     }
 
     /// The shown channels (not hidden, with programmes) as the matcher sees them, by id.
@@ -84,7 +88,7 @@ public struct PlaylistGuideExporter {
         let file = try XMLTVFile(path: path)
         var writer = XMLTVDocumentWriter { bytes throws in try file.write(bytes) }
         var report = PlaylistExportReport(path: path, written: false, channels: 0, programmes: 0, placeholders: 0, matches: [])
-        try store.read { context in
+        try store.read(withViews: threads > 1 ? threads : 0) { context, views in
             let matcher = PlaylistMatcher(channels: try Self.guideChannels(context), aliases: aliases)
             report.matches = playlist.entries.map(matcher.match)
             let planned = playlistChannels(report.matches)
@@ -103,12 +107,15 @@ public struct PlaylistGuideExporter {
                 written.append((channel, row))
             }
             report.channels = written.count
-            for (channel, row) in written {
-                try Array(channel.outputID.utf8).withUnsafeBufferPointer { outputID in
-                    try writeProgrammes(channel, row: row, outputID: outputID, window: window, context: context, writer: &writer,
-                                        report: &report)
+            let counts = try ChannelWorkers<(programmes: Int, placeholders: Int)>.write(count: written.count, context: context, views: views,
+                                                                                     into: &writer) { [written] i, context, writer in
+                let (channel, row) = written[i]
+                return try Array(channel.outputID.utf8).withUnsafeBufferPointer { outputID in
+                    try writeProgrammes(channel, row: row, outputID: outputID, window: window, context: context, writer: &writer)
                 }
             }
+            report.programmes = counts.reduce(0) { $0 + $1.programmes }
+            report.placeholders = counts.reduce(0) { $0 + $1.placeholders }
         }
         try writer.finish()
         report.written = try file.commit()
@@ -157,9 +164,11 @@ public struct PlaylistGuideExporter {
         return r < 0 ? t - r - length : t - r
     }
 
-    /// The channel's programmes moved by its shift, placeholders in its gaps (with `fill`).
+    /// The channel's programmes moved by its shift, placeholders in its gaps (with `fill`); how
+    /// many of each it wrote.
     private func writeProgrammes(_ channel: PlaylistChannel, row: ObjectID?, outputID: StoredBytes, window: Range<Int64>?,
-                                 context: ObjectContext, writer: inout XMLTVDocumentWriter, report: inout PlaylistExportReport) throws {
+                                 context: ObjectContext, writer: inout XMLTVDocumentWriter) throws -> (programmes: Int, placeholders: Int) {
+        var written = (programmes: 0, placeholders: 0)
         let title = fill?.title(for: channel.name) ?? ""
         /// Placeholders over [from, to), cut at multiples of the fill's length.
         func placeholders(_ from: Int64, _ to: Int64) throws {
@@ -168,13 +177,13 @@ public struct PlaylistGuideExporter {
             while start < to {
                 let next = min(Self.floor(start, fill.length) + fill.length, to)
                 try writer.writePlaceholder(start: start, stop: next, channel: outputID, title: title)
-                report.placeholders += 1
+                written.placeholders += 1
                 start = next
             }
         }
         guard let row else {
             if let window { try placeholders(window.lowerBound, window.upperBound) }
-            return
+            return written
         }
         let streams = try ChannelProgrammes(of: row, in: context)
         let (rows, credits, categories) = (streams.rows, streams.credits, streams.categories)
@@ -187,10 +196,11 @@ public struct PlaylistGuideExporter {
             p.stop = p.stop.map { $0.addingClamped(channel.shift) }
             if let coveredUntil { try placeholders(coveredUntil, p.start) }
             try writer.write(p, channel: outputID, credits: credits.rows(of: rows.rowID), categories: categories.rows(of: rows.rowID))
-            report.programmes += 1
+            written.programmes += 1
             coveredUntil = p.stop.map { max($0, coveredUntil ?? $0) }
         }
         if let coveredUntil, let window { try placeholders(coveredUntil, window.upperBound) }
+        return written
     }
 }
 

@@ -60,12 +60,27 @@ struct XMLTVDocumentWriter {
     private let output: (UnsafeBufferPointer<UInt8>) throws -> Void
     private static let blockSize = 1 << 16
 
-    /// Starts the document; `output` receives its bytes in order.
-    init(output: @escaping (UnsafeBufferPointer<UInt8>) throws -> Void) {
+    /// Starts the document; `output` receives its bytes in order. Without `header`, a piece of
+    /// a document another writer started (`ChannelWorkers`: one channel's programmes).
+    init(header: Bool = true, output: @escaping (UnsafeBufferPointer<UInt8>) throws -> Void) {
         self.output = output
         xml = XMLText(capacity: Self.blockSize + 16384)
+        guard header else { return }
         xml.raw("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE tv SYSTEM \"xmltv.dtd\">\n")
         xml.raw("<tv generator-info-name=\"tvimport\">\n")
+    }
+
+    /// Hands out the bytes written so far.
+    mutating func flush() throws {
+        guard xml.count > 0 else { return }
+        try xml.withBytes { try output($0) }
+        xml.removeAll()
+    }
+
+    /// Bytes another writer made (`init(header: false)`), after those written so far.
+    mutating func append(written bytes: UnsafeBufferPointer<UInt8>) throws {
+        try flush()
+        try output(bytes)
     }
 
     /// A `<channel>`: display names (the id when it has none: the DTD wants one), icon, url.
@@ -218,8 +233,7 @@ struct XMLTVDocumentWriter {
     /// Ends the document and hands out the last bytes.
     mutating func finish() throws {
         xml.raw("</tv>\n")
-        try xml.withBytes { try output($0) }
-        xml.removeAll()
+        try flush()
     }
 
     /// The credit roles in the DTD's order; credits of other roles are not written.
@@ -298,8 +312,7 @@ struct XMLTVDocumentWriter {
 
     private mutating func flushIfFull() throws {
         guard xml.count >= Self.blockSize else { return }
-        try xml.withBytes { try output($0) }
-        xml.removeAll()
+        try flush()
     }
 
     private mutating func time(_ utc: Int64) {

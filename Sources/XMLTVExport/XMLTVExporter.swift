@@ -1,3 +1,4 @@
+import Foundation
 import ObjectGraph
 
 /// What an XMLTV export wrote.
@@ -21,9 +22,20 @@ public struct XMLTVExportReport: Sendable {
 /// ```
 public struct XMLTVExporter {
     let store: Store
+    let threads: Int
 
-    public init(store: Store) {
+    /// `threads`: how many threads write the channels' programmes, each reading through a
+    /// connection of its own at the same snapshot (1: the caller's thread alone).
+    public init(store: Store, threads: Int = XMLTVExporter.defaultThreads) {
         self.store = store
+        self.threads = threads
+    }
+
+    /// A thread per core (up to four: past that the file's writing is the bound), none besides
+    /// the caller's on one core.
+    public static var defaultThreads: Int {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        return cores > 1 ? min(cores, 4) : 1
     }
 
     /// Writes `path` (gzip when it ends in `.gz`) atomically; leaves it untouched when its bytes
@@ -32,7 +44,7 @@ public struct XMLTVExporter {
         let file = try XMLTVFile(path: path)
         var writer = XMLTVDocumentWriter { bytes throws in try file.write(bytes) }
         var channelCount = 0, programmeCount = 0
-        try store.read { context in
+        try store.read(withViews: threads > 1 ? threads : 0) { context, views in
             var shown: [(id: ObjectID, xmltvId: [UInt8])] = []
             let channels = try context.fetch("Channel", orderBy: [SortKey("xmltvId")], keys: ChannelColumn.keys)
             while try channels.step() {
@@ -48,11 +60,12 @@ public struct XMLTVExporter {
                 shown.append((id, Array(channel.id)))
             }
             channelCount = shown.count
-            for (id, xmltvId) in shown {
-                programmeCount += try xmltvId.withUnsafeBufferPointer { xmltvId in
-                    try writeProgrammes(of: id, xmltvId: xmltvId, context: context, into: &writer)
+            let counts = try ChannelWorkers<Int>.write(count: shown.count, context: context, views: views, into: &writer) { [shown] i, context, writer in
+                try shown[i].xmltvId.withUnsafeBufferPointer { xmltvId in
+                    try writeProgrammes(of: shown[i].id, xmltvId: xmltvId, context: context, into: &writer)
                 }
             }
+            programmeCount = counts.reduce(0, +)
         }
         try writer.finish()
         let written = try file.commit()
@@ -94,9 +107,9 @@ enum ProgrammeColumn {
 
     /// The current row of a cursor over `keys`.
     static func programme(_ row: ObjectCursor) -> StoredProgramme {
-        // Numbers and flags as `Value` reads them (no allocation: they are not strings).
-        func integer(_ i: Int) -> Int64? { row.value(at: i).integerValue }
-        func flag(_ i: Int) -> Bool { row.value(at: i).boolValue ?? false }
+        // Numbers and flags as `Value` reads them, without building one.
+        func integer(_ i: Int) -> Int64? { row.integer(at: i) }
+        func flag(_ i: Int) -> Bool { (row.integer(at: i) ?? 0) != 0 }
         return StoredProgramme(
             start: integer(0) ?? 0, stop: integer(1), clumpIndex: integer(2) ?? 0, clumpCount: integer(3) ?? 1,
             title: row.text(at: 4), subTitle: row.text(at: 5), desc: row.text(at: 6), otherLanguages: row.text(at: 7),

@@ -103,11 +103,22 @@ public final class ObjectCursor {
     /// until the cursor moves. For writers that copy text straight into their output: a `Value`
     /// would allocate a string for each.
     public func text(at index: Int) -> UnsafeBufferPointer<UInt8>? {
-        let column = Int32(index) + (entityColumn ? 2 : 1)
-        guard sqlite3_column_type(handle, column) == SQLITE_TEXT else { return nil }
+        // One call into the statement, then the value's own accessors: each `sqlite3_column_*`
+        // call checks the statement and its connection again, and a writer reads millions.
+        let value = sqlite3_column_value(handle, Int32(index) + (entityColumn ? 2 : 1))
+        guard sqlite3_value_type(value) == SQLITE_TEXT else { return nil }
         // Text first, then its length (SQLite's order: the length is of the form asked for).
-        let start = sqlite3_column_text(handle, column)
-        return UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column)))
+        let start = sqlite3_value_text(value)
+        return UnsafeBufferPointer(start: start, count: Int(sqlite3_value_bytes(value)))
+    }
+
+    /// The `index`th key of the current row as an integer: `value(at:).integerValue`, without
+    /// building a `Value` for the integers that integers, dates and flags are stored as (a
+    /// flag's as stored: non-zero is true).
+    public func integer(at index: Int) -> Int64? {
+        let value = sqlite3_column_value(handle, Int32(index) + (entityColumn ? 2 : 1))
+        guard sqlite3_value_type(value) == SQLITE_INTEGER else { return self.value(at: index).integerValue }
+        return sqlite3_value_int64(value)
     }
 
     /// The current row as an object.

@@ -11,6 +11,35 @@ extension Store {
         return copy
     }
 
+    /// Runs `body` with a read context and up to `count` frozen views that see exactly what it
+    /// sees, each on a connection of its own: one consistent read split across threads (the XMLTV
+    /// export writes channels on every core). No views for an in-memory store, when a view cannot
+    /// be opened, or when writes kept landing while they were opened (the caller reads alone
+    /// then); the views are closed when `body` returns.
+    ///
+    /// ```swift
+    /// try store.read(withViews: 2) { context, views in
+    ///     let counts = try views.map { view in try view.read { try $0.count("Programme") } }   // on other threads
+    /// }
+    /// ```
+    public func read<T>(withViews count: Int, _ body: (ObjectContext, [FrozenStoreView]) throws -> T) throws -> T {
+        guard count > 0, path != ":memory:" else { return try read { try body($0, []) } }
+        return try queue.read { db in
+            // The snapshot is taken here; views opened after it see the same rows when no write
+            // (by this library or, through the triggers, anything else) landed in between.
+            let token = try Self.writeToken(in: db)
+            var views: [FrozenStoreView] = []
+            defer { views.forEach { $0.close() } }
+            for _ in 0..<3 {
+                views = (try? (0..<count).map { _ in try FrozenStoreView(of: self) }) ?? []
+                if !views.isEmpty, (try? views.allSatisfy({ try $0.writeToken() == token })) == true { break }
+                views.forEach { $0.close() }
+                views = []
+            }
+            return try body(ObjectContext(db: db, store: self, observers: [], recordChanges: false), views)
+        }
+    }
+
     /// A copy of this store in a new database file at `path`, which must not exist yet.
     public func copy(toPath path: String) throws -> Store {
         if FileManager.default.fileExists(atPath: path) {
@@ -66,6 +95,11 @@ public final class FrozenStoreView {
         return try queue.inDatabase { db in
             try body(ObjectContext(db: db, store: store, observers: [], recordChanges: false))
         }
+    }
+
+    /// The token of the last write this view sees (`Store.writeToken(in:)`).
+    func writeToken() throws -> String? {
+        try queue.inDatabase { db in try Store.writeToken(in: db) }
     }
 
     /// Ends the read transaction; the view can no longer be read.
