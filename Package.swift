@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // The tvimport package. The pipeline reads off the targets, in the order the nightly job runs:
-// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar), XMLTVExport -> Publish -> Job -> tvimport.
+// Fetch (or Grabber) -> XMLTV -> XMLTVImport (Merge over ObjectGraph, into the Listings model) -> Feeds (ICalendar), XMLTVExport -> Publish -> Job -> TVImportCommands -> tvimport.
 import PackageDescription
 
 let package = Package(
@@ -123,15 +123,19 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
-        // The command line. It does not link Serve: a smaller binary maps fewer pages at start
-        // (peak RSS of import, run and export; docs/design.md#targets).
-        .executableTarget(name: "tvimport", dependencies: [
+        // The command line's commands (TVImport and its subcommands), a face on Job: parsed and
+        // run in process by the tests as swift-argument-parser tests its own commands.
+        .target(name: "TVImportCommands", dependencies: [
             "Job", "CommandLineOptions", "Grabber",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ],
+        ], plugins: ["VersionStamp"]),
+
+        // The command line: `TVImport.main()`. It does not link Serve: a smaller binary maps fewer
+        // pages at start (peak RSS of import, run and export; docs/design.md#targets).
+        .executableTarget(name: "tvimport", dependencies: ["TVImportCommands"],
         // jemalloc (Debian's libjemalloc-dev) in place of glibc's malloc: an import allocates and
         // frees millions of small objects across three threads; measured in README.md#dependencies.
-        linkerSettings: [.linkedLibrary("jemalloc")], plugins: ["VersionStamp"]),
+        linkerSettings: [.linkedLibrary("jemalloc")]),
         // The server `tvimport serve` execs, installed beside tvimport.
         .executableTarget(name: "tvimport-serve", dependencies: [
             "Serve", "Job", "CommandLineOptions",
@@ -141,9 +145,13 @@ let package = Package(
         .plugin(name: "VersionStamp", capability: .buildTool()),
 
         // What every test target shares, and their only home: ../shared and tool lookups, the
-        // subprocess runner and running processes, guide text from values, the guide generator
-        // and the feed parsers.
-        .target(name: "TestSupport", dependencies: ["Primitives"], path: "Tests/TestSupport"),
+        // subprocess runner and running processes, guide text from values, the guide generator,
+        // the feed parsers and the command-line parse checks.
+        // ParseAssertions.swift: swift-argument-parser's test helpers are not a product, so the
+        // checks it makes of its own commands are written there.
+        .target(name: "TestSupport", dependencies: [
+            "Primitives", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "PrimitivesTests", dependencies: ["Primitives", "TestSupport"]),
         .testTarget(name: "ObjectGraphTests", dependencies: ["ObjectGraph", "Primitives", "Merge", "TestSupport"]),
         .testTarget(name: "XMLTVTests", dependencies: ["XMLTV", "Primitives", "TestSupport"]),
@@ -157,6 +165,11 @@ let package = Package(
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "Feeds", "Primitives", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")], exclude: ["browser_check.py", "guide_check.py", "image_server.py"]),
         .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
+        // Every command's flags, defaults, conflicts and bad values, parsed in process.
+        .testTarget(name: "TVImportCommandsTests", dependencies: [
+            "TVImportCommands", "CommandLineOptions", "Job", "TestSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // The schedules, the container and the generated docs (checked with the real tools).
         .testTarget(name: "PackagingTests", dependencies: ["TestSupport"]),
         // Crash consistency, hostile inputs and the fuzz corpus, against the built binary.

@@ -8,12 +8,8 @@ import XMLTVImport
 public struct ImportJob {
     public var database: String
     public var source: String?
-    public var dryRun = false
-    public var force = false
-    public var json = false
-    public var verbose = false
-    /// Print nothing on success (a failure is still one line on stderr).
-    public var quiet = false
+    /// Preview, force, report format and how much it says: `import`'s `ImportFlags`.
+    public var flags = JobFlags()
     /// Write a change file (changes/<run-id>.json) after a real import.
     public var writeChangeFile = true
     /// Also write it as JSON Patch (changes/<run-id>.patch.json).
@@ -62,84 +58,43 @@ public struct ImportJob {
             guard FileManager.default.isReadableFile(atPath: file) else { throw JobError(.noInput, "\(file): no such file or not readable") }
         }
         try StoreAccess.refuseDirectory(database)
-        // What a first import that changes nothing must not leave behind, the lock included.
-        var created = NewFiles(beside: database, changes: config?.changesDirectory ?? ChangeFiles(database: database).directory)
-        // One writer at a time, like `run`: a second one exits 75 at once rather than waiting on
-        // SQLite and failing after its busy timeout.
-        let lock = dryRun ? nil : try RunLock(path: database + ".lock")
-        defer { lock?.release() }
-        created.keepAllIfDatabaseExists()
-        do {
-            let (output, status, stored) = try importLocked()
-            if dryRun || !stored { created.remove() }
-            return (output, status)
-        } catch {
-            created.remove()
-            throw error
-        }
+        let (database, userModules) = (self.database, self.userModules)
+        let plan = RunEnvelope.Plan(
+            command: "import", database: database, flags: flags, started: Int64(Date().timeIntervalSince1970),
+            model: { try StoreAccess.model(forDatabase: database, userModules: userModules) },
+            changeFiles: config.map { ChangeFiles(directory: $0.changesDirectory) } ?? ChangeFiles(database: database),
+            writesChangeFile: writeChangeFile, writesPatch: writePatch, config: config,
+            // What a first import that changes nothing must not leave behind, the lock included.
+            previewTakesLock: false, removesNewFilesUnlessStored: true)
+        return try RunEnvelope.enclose(plan, importLocked)
     }
 
     /// The import, under the lock; `stored` when the source's import was committed (applied, or
     /// unchanged: an empty guide given with --force makes an empty store, as asked).
-    private func importLocked() throws -> (output: String, status: ExitStatus, stored: Bool) {
-        let started = Int64(Date().timeIntervalSince1970)
-        let model = try StoreAccess.model(forDatabase: database, userModules: userModules)
-        let store = try StoreAccess.open(path: database, model: model)
-        if !dryRun, let config { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
-        var options = PipelineOptions(cacheDirectory: database + ".cache")
-        options.dryRun = dryRun
-        options.force = force
-        options.collectChanges = dryRun || json || verbose
+    private func importLocked(_ envelope: RunEnvelope) throws -> (output: String, status: ExitStatus, stored: Bool) {
+        let started = envelope.plan.started
+        var options = PipelineOptions(flags: flags, cacheDirectory: database + ".cache")
         options.now = started
         options.channelAliases = channelAliases
         options.timeshifts = timeshifts ?? config.map { Array($0.timeshifts.values) }
         options.whitelists = whitelists
-        let progress = Progress(quiet: quiet || json)
-        try FetchState.prepare(store)
-        let prioritiesBefore = (try? SourcePriorities.all(in: store)) ?? [:]
-        var report = RunReport(dryRun: dryRun)
-        var recording: ChangeFiles.Recording?
         var spec = SourceSpec(name: sourceName, inputs: inputs)
         spec.priority = priority
-        let outcome = ImportPipeline(store: store, options: options, progress: progress)
-            .importSource(spec) {
-                // Recorded from the store's own change stream, from the first write of the import on.
-                if !dryRun && writeChangeFile && recording == nil {
-                    let files = config.map { ChangeFiles(directory: $0.changesDirectory) } ?? ChangeFiles(database: database)
-                    recording = try files.startRecording(store, runID: ChangeFiles.runID(started), writesPatch: writePatch)
-                }
-            }
-        progress.clear()
-        report.sources.append(outcome.report)
+        let outcome = ImportPipeline(store: envelope.store, options: options, progress: envelope.progress)
+            .importSource(spec, beforeImport: envelope.startRecording)
+        envelope.progress.clear()
+        envelope.report.sources.append(outcome.report)
         var status = outcome.exitStatus
-        var changeFile: String?
-        if let recording {
-            changeFile = try? recording.finish()
-            if let changeFile {
-                try? ChangeRegister.record(path: changeFile, in: store, prioritiesBefore: prioritiesBefore, kind: .importing,
-                                           about: "the import of source \(sourceName)" + report.countsInWords)
-            }
-        }
-        if !dryRun {
-            try? RunLog.record(database: database, started: started, command: "import", dryRun: dryRun, exitCode: status.rawValue,
-                               outcome: report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }.joined(separator: "; "))
-        }
-        var outputLines: [String] = []
-        if !dryRun, outcome.status == "applied", let outputs = config ?? LastRunOutputs.config(forDatabase: database) {
+        let changeFile = envelope.finishRecording(kind: .importing) { "the import of source \(sourceName)" + envelope.report.countsInWords }
+        envelope.log(status: status, outcome: envelope.report.sources.map { "\($0.name): \($0.status)\($0.error.map { " (\($0))" } ?? "")" }
+                                                   .joined(separator: "; "))
+        var notes: [String] = []
+        if !flags.dryRun, outcome.status == "applied", let outputs = config ?? LastRunOutputs.config(forDatabase: database) {
             let refreshed = DerivedOutputs.refresh(config: outputs, database: database, now: started)
-            outputLines = refreshed.lines
+            notes = refreshed.lines
             if status == .success { status = refreshed.status }
         }
-        if quiet {
-            // Cron mails whatever is printed: a failure is one line on stderr, success nothing.
-            for s in report.sources where s.status == "failed" { JobLog.failure("source \(s.name): \(s.error ?? "failed")") }
-            return ("", status, ["applied", "unchanged"].contains(outcome.status))
-        }
-        let output = try store.read { context in
-            json ? report.json(model: model, context: context)
-                 : report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose)
-                   + outputLines.map { "\n" + $0 }.joined() + (changeFile.map { "\nchanges: \($0)" } ?? "")
-        }
-        return (output, status, ["applied", "unchanged"].contains(outcome.status))
+        if let changeFile { notes.append("changes: \(changeFile)") }
+        return (try envelope.output(notes: notes), status, ["applied", "unchanged"].contains(outcome.status))
     }
 }

@@ -42,24 +42,29 @@ public struct SourceSpec: Sendable {
 
 /// What every import of a run shares: the options `run` and `import` both take.
 public struct PipelineOptions: Sendable {
-    public var dryRun = false
-    public var force = false
+    /// The command line's flags, as `run` and `import` parsed them.
+    public var flags: JobFlags
+    public var dryRun: Bool { flags.dryRun }
+    public var force: Bool { flags.force }
     /// Collect every change (dry run, JSON and verbose reports); otherwise only count.
-    public var collectChanges = false
+    public var collectChanges: Bool { flags.collectsChanges }
+    /// Pass a command source's standard error through (--verbose), each line prefixed with the source's name.
+    public var passCommandErrors: Bool { flags.verbose }
     public var maxDeleteShare = 0.2
     public var maxChannelMB = 16
     public var whitelists: [String: Set<String>] = [:]
     public var cacheDirectory: String
     public var fetchPolicy = FetchPolicy()
     public var now = Int64(Date().timeIntervalSince1970)
-    /// Pass a command source's standard error through, each line prefixed with the source's name.
-    public var passCommandErrors = false
     /// Source channel id → canonical channel id (the config's `channels` aliases).
     public var channelAliases: [String: String] = [:]
     /// The config's timeshifted channels; nil without a config (they are then left as they are).
     public var timeshifts: [TimeshiftRule]?
 
-    public init(cacheDirectory: String) { self.cacheDirectory = cacheDirectory }
+    public init(flags: JobFlags = JobFlags(), cacheDirectory: String) {
+        self.flags = flags
+        self.cacheDirectory = cacheDirectory
+    }
 }
 
 /// The outcome of one source's import, as the report and the exit code need it.

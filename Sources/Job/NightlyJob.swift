@@ -11,11 +11,8 @@ import XMLTVImport
 /// programmes pruned, feeds exported, a report printed and the run recorded.
 public struct NightlyJob {
     public var config: JobConfig
-    public var dryRun = false
-    public var force = false
-    public var json = false
-    public var quiet = false
-    public var verbose = false
+    /// Preview, force, report format and how much it says: `run`'s `ImportFlags`.
+    public var flags = JobFlags()
     /// Wait for another run's lock instead of exiting 75 at once.
     public var waitForLock = false
     public var now = Int64(Date().timeIntervalSince1970)
@@ -24,76 +21,63 @@ public struct NightlyJob {
 
     /// The options every source's import shares.
     var pipelineOptions: PipelineOptions {
-        var options = PipelineOptions(cacheDirectory: config.cacheDirectory)
-        options.dryRun = dryRun
-        options.force = force
-        options.collectChanges = dryRun || json || verbose
+        var options = PipelineOptions(flags: flags, cacheDirectory: config.cacheDirectory)
         options.maxDeleteShare = config.maxDeleteShare
         options.maxChannelMB = config.maxChannelMB
         options.whitelists = config.whitelists
         options.fetchPolicy = config.fetchPolicy
         options.now = now
-        options.passCommandErrors = verbose
         options.channelAliases = config.channelAliases
         options.timeshifts = Array(config.timeshifts.values)
         return options
     }
 
     public func run() throws -> (output: String, status: ExitStatus) {
-        let lock = try RunLock(path: config.database + ".lock", wait: waitForLock)
-        let progress = Progress(quiet: quiet || json)
-        defer { lock.release() }
-        let model = try StoreAccess.model(userModules: config.modules)
-        let store = try StoreAccess.open(path: config.database, model: model)
+        let config = self.config
+        let plan = RunEnvelope.Plan(
+            command: "run", database: config.database, flags: flags, started: now,
+            model: { try StoreAccess.model(userModules: config.modules) },
+            changeFiles: ChangeFiles(directory: config.changesDirectory),
+            writesChangeFile: config.changeFiles, writesPatch: config.changeFilesPatch, config: config,
+            waitsForLock: waitForLock)
+        return try RunEnvelope.enclose(plan) { envelope in
+            let (output, status) = try runLocked(envelope)
+            return (output, status, true)
+        }
+    }
+
+    /// The run, under the lock.
+    private func runLocked(_ envelope: RunEnvelope) throws -> (output: String, status: ExitStatus) {
+        let (store, progress, dryRun) = (envelope.store, envelope.progress, flags.dryRun)
         // The channels whose programmes tonight's transactions changed: only their feeds are rebuilt.
         let dirty = DirtyOwnersObserver(parentEntity: "Channel", relationship: "programmes")
         store.addObserver(dirty)
-        try FetchState.prepare(store)
-        if !dryRun { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
-        var report = RunReport(dryRun: dryRun)
         var status = ExitStatus.success
         let pipeline = ImportPipeline(store: store, options: pipelineOptions, progress: progress)
-        let prioritiesBefore = (try? SourcePriorities.all(in: store)) ?? [:]
 
         // The change file records the run's changes as the store makes them. Started only when
         // a source has something to import, so a night of 304s costs nothing.
-        var recording: ChangeFiles.Recording?
-        let takeBefore = { () throws -> Void in
-            if recording == nil && !dryRun && config.changeFiles {
-                recording = try ChangeFiles(directory: config.changesDirectory).startRecording(store, runID: ChangeFiles.runID(now),
-                                                                                               writesPatch: config.changeFilesPatch)
-            }
-        }
         for source in config.sources {
             if StopSignal.requested {
-                report.sources.append(.init(name: source.name, status: "skipped", error: "stopped by a signal before it started", report: nil))
+                envelope.report.sources.append(.init(name: source.name, status: "skipped", error: "stopped by a signal before it started", report: nil))
                 if status == .success { status = .tempFail }
                 continue
             }
             progress.show("\(source.name): fetching and importing…")
-            let outcome = pipeline.importSource(source.spec, beforeImport: takeBefore)
+            let outcome = pipeline.importSource(source.spec, beforeImport: envelope.startRecording)
             progress.clear()
             if outcome.status == "failed", status == .success { status = outcome.exitStatus }
-            report.sources.append(outcome.report)
+            envelope.report.sources.append(outcome.report)
         }
 
         var pruned = 0
         if config.retentionDays > 0 {
-            (pruned, _) = try prune(store, beforeChange: takeBefore)
+            (pruned, _) = try prune(store, beforeChange: envelope.startRecording)
         }
-        var changeFileLine = ""
-        if let recording {
-            do {
-                if let file = try recording.finish() {
-                    let applied = report.sources.filter { $0.status == "applied" }.map(\.name)
-                    try ChangeRegister.record(path: file, in: store, prioritiesBefore: prioritiesBefore, kind: .run,
-                                              about: "the run of " + (applied.isEmpty ? "retention" : "source" + (applied.count == 1 ? " " : "s ")
-                                                  + applied.joined(separator: ", ")) + report.countsInWords)
-                    changeFileLine = "changes: \(file)"
-                }
-            } catch {
-                JobLog.logger.error("could not write the change file: \(error)")
-            }
+        let changeFile = envelope.finishRecording(kind: .run) {
+            let applied = envelope.report.sources.filter { $0.status == "applied" }.map(\.name)
+            return "the run of " + (applied.isEmpty ? "retention" : "source" + (applied.count == 1 ? " " : "s ") + applied.joined(separator: ", "))
+                + envelope.report.countsInWords
         }
         if !dryRun && config.changeFilesDays > 0 {
             let removed = ChangeFiles(directory: config.changesDirectory).prune(olderThan: now - Int64(config.changeFilesDays) * 86400,
@@ -104,15 +88,14 @@ public struct NightlyJob {
         var exportLine = ""
         if !dryRun && StopSignal.requested {
             exportLine = "stopped by a signal: feeds not exported (the next run will)"
-            try? RunLog.record(database: config.database, started: now, command: "run", dryRun: false, exitCode: ExitStatus.tempFail.rawValue,
-                               outcome: "stopped by a signal")
+            envelope.log(status: .tempFail, outcome: "stopped by a signal")
             if status == .success { status = .tempFail }
         } else if !dryRun {
             // Always export: the exporter rebuilds only dirty channels (and those edited since
             // the last export), so a quiet night costs a read of the channel list.
             var exportedFeeds = false
             do {
-                let exported = try config.exporter(store: store, now: now).export(channels: force ? nil : dirty.dirtyOwners)
+                let exported = try config.exporter(store: store, now: now).export(channels: flags.force ? nil : dirty.dirtyOwners)
                 exportedFeeds = true
                 // Only a run that failed nowhere: a failed one leaves the database as it was.
                 if status == .success { try? LastRunOutputs.remember(config, in: store) }
@@ -137,7 +120,7 @@ public struct NightlyJob {
                 let playlists = PlaylistStep.runConfigured(store: store, config: config, now: now)
                 for line in playlists.lines { exportLine += "\n" + line }
                 for line in playlists.stderr { JobLog.logger.warning("\(line)") }
-                report.playlists = playlists.json
+                envelope.report.playlists = playlists.json
                 if status == .success { status = playlists.status }
             }
             // Published last, so that the XMLTV file of this run goes up with its feeds.
@@ -146,30 +129,18 @@ public struct NightlyJob {
                 if published.status != .success { JobLog.logger.error("\(published.line)") }
                 if status == .success { status = published.status }
             }
-            try? RunLog.record(database: config.database, started: now, command: "run", dryRun: false, exitCode: status.rawValue,
-                               outcome: report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ") + (pruned > 0 ? "; \(pruned) pruned" : ""))
+            envelope.log(status: status, outcome: envelope.report.sources.map { "\($0.name): \($0.status)" }.joined(separator: "; ")
+                                                     + (pruned > 0 ? "; \(pruned) pruned" : ""))
         }
 
-        // The text report on stdout names a failed source already: stderr says it only when stdout
-        // does not (--quiet) or is a document for programs (--format json, --log-format json).
-        for s in report.sources where s.status == "failed" && (quiet || json || JobLog.format == .json) {
-            if JobLog.format == .json {
-                JobLog.logger.error("source \(s.name): \(s.error ?? "failed")", metadata: ["source": "\(s.name)"])
-            } else {
-                JobLog.failure("source \(s.name): \(s.error ?? "failed")")
-            }
+        var notes: [String] = []
+        if pruned > 0 {
+            notes.append("retention: \(plural(pruned, "programme")) that ended more than \(plural(config.retentionDays, "day")) ago "
+                         + "\(dryRun ? "would be" : pruned == 1 ? "was" : "were") pruned")
         }
-        // Cron mails whatever is printed: with --quiet a failure is its line on stderr (above), success nothing.
-        if quiet { return ("", status) }
-        let output = try store.read { context -> String in
-            if json { return report.json(model: model, context: context) }
-            var text = report.text(showChanges: dryRun || verbose, context: context, listWarnings: verbose)
-            if pruned > 0 { text += "\nretention: \(plural(pruned, "programme")) that ended more than \(plural(config.retentionDays, "day")) ago \(dryRun ? "would be" : pruned == 1 ? "was" : "were") pruned" }
-            if !exportLine.isEmpty { text += "\n" + exportLine }
-            if !changeFileLine.isEmpty { text += "\n" + changeFileLine }
-            return text
-        }
-        return (output, status)
+        if !exportLine.isEmpty { notes.append(exportLine) }
+        if let changeFile { notes.append("changes: \(changeFile)") }
+        return (try envelope.output(notes: notes), status)
     }
 
     /// Deletes programmes that ended longer ago than the retention (reported as pruned); returns
@@ -182,7 +153,7 @@ public struct NightlyJob {
         let sourceRows = try store.read { try $0.count("SourceProgramme", where: old) }
         guard count > 0 || sourceRows > 0 else { return (0, []) }
         try beforeChange()
-        return try store.write(dryRun: dryRun) { context -> (Int, Set<String>) in
+        return try store.write(dryRun: flags.dryRun) { context -> (Int, Set<String>) in
             for p in try context.fetchAll("SourceProgramme", where: old, keys: []) { try context.delete(p.id) }
             var channels = Set<Int64>()
             for p in try context.fetchAll("Programme", where: old, keys: ["channel"]) {

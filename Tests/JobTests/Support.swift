@@ -85,11 +85,15 @@ func parseJSON(_ text: String) -> [String: Any]? {
     (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]
 }
 
-/// The first programme start of the generated guides: the next full hour plus one hour.
-func guideBase() -> Date {
+/// The first programme start of the generated guides: the next full hour plus one hour, taken once
+/// for the whole test process, so that a test calling it twice never straddles an hour (at least an
+/// hour ahead when the suite starts, still in the future when it ends).
+func guideBase() -> Date { processGuideBase }
+
+private let processGuideBase: Date = {
     let now = Date().timeIntervalSince1970
     return Date(timeIntervalSince1970: (now - now.truncatingRemainder(dividingBy: 3600)) + 7200)
-}
+}()
 
 /// A small guide in the future: `channels` channels with `programmes` half-hour programmes each.
 func makeGuide(channels: [String] = ["alpha.test", "beta.test"], programmes: Int = 4, titlePrefix: String = "Show") -> String {

@@ -71,7 +71,7 @@ import Testing
                 "docs/tvimport.1 is stale: run scripts/generate-docs")
         // scripts/generate-docs dates the page by the last commit that changed the command line.
         if let git = which("git") {
-            let last = try run(git, ["-C", repoRoot.path, "log", "-1", "--format=%cs", "--", "Sources/tvimport"])
+            let last = try run(git, ["-C", repoRoot.path, "log", "-1", "--format=%cs", "--", "Sources/tvimport", "Sources/TVImportCommands"])
             let day = last.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             if last.status == 0 && !day.isEmpty { #expect(parser.string(from: date) == day, "docs/tvimport.1 is dated \(dd), the CLI changed on \(day)") }
         }
