@@ -15,19 +15,19 @@ import Testing
     @Test func replayingEveryChangeFileRebuildsTheDatabase() throws {
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("b.sqlite"))
         let firstFiles = Set(try FileManager.default.contentsOfDirectory(atPath: box.path("changes")))
         for night in 1...4 {
             try box.write("g\(night).xml", guide(night: night))
-            let r = try box.run(["import", "--db", "a.sqlite", "--source", "s", "g\(night).xml"])
+            let r = box.importing(["g\(night).xml"], db: "a.sqlite") { $0.source = "s" }
             #expect(r.status == 0, "stderr: \(r.stderr)")
         }
         let files = try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
             .filter { !firstFiles.contains($0) && !$0.hasSuffix(".patch.json") }.sorted()
         #expect(files.count == 4)
         for file in files {
-            let r = try box.run(["apply", "--db", "b.sqlite", "changes/" + file])
+            let r = box.apply("changes/" + file, db: "b.sqlite")
             #expect(r.status == 0, "\(file): \(r.stdout) \(r.stderr)")
         }
         let model = try StoreAccess.model()
@@ -40,10 +40,10 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("before.sqlite"))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
-        let undo = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
+        let undo = box.undo(db: "a.sqlite")
         #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
         let model = try StoreAccess.model()
         let difference = try GraphDiff(model: model).diff(from: Store(path: box.path("before.sqlite"), model: model),
@@ -55,18 +55,18 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("b.sqlite"))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         // Someone renamed a programme in b: the file's old title no longer matches there.
         let id = "alpha.test/" + GuideText.time(guideBase())
-        #expect(try box.run(["edit", "--db", "b.sqlite", "--force", "Programme", id, "title=Renamed"]).status == 0)
+        #expect(box.edit("Programme", id, ["title=Renamed"], db: "b.sqlite", force: true).status == 0)
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
             .filter { !$0.hasSuffix(".patch.json") }.sorted().last)
-        let r = try box.run(["apply", "--db", "b.sqlite", "changes/" + file])
+        let r = box.apply("changes/" + file, db: "b.sqlite")
         #expect(r.status == 65)
         #expect(r.stdout.contains("conflict"))
-        let status = try box.run(["status", "--db", "b.sqlite"])
+        let status = box.status(db: "b.sqlite")
         #expect(status.status == 0)
     }
 
@@ -75,7 +75,7 @@ import Testing
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g0.xml"))]))
-        #expect(try box.run(["run", "--config", "c.json"]).status == 0)
+        #expect(box.nightly(config: "c.json").status == 0)
         try box.write("c.json", makeConfig(sources: [("s", box.path("g1.xml"))]))
         func files() throws -> [String: Data] {
             var all: [String: Data] = [:]
@@ -90,7 +90,7 @@ import Testing
             return all
         }
         let before = try files()
-        let r = try box.run(["run", "--config", "c.json", "--dry-run"])
+        let r = box.nightly(config: "c.json") { $0.flags.dryRun = true }
         #expect(r.status == 0)
         #expect(r.stdout.contains("Dry run"))
         #expect(try files() == before)
@@ -110,7 +110,7 @@ import Testing
         try box.write("g0.xml", guide(night: 0))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g0.xml"))],
                                            extra: #", "changeFiles": false, "changeFilesDays": 10"#))
-        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.quiet = true }.status == 0)
         let first = try names()
         // None of them is this database's (its register names none): all old ones go.
         #expect(first == ["notes.json"], "\(first.sorted())")
@@ -118,11 +118,11 @@ import Testing
         // A new change file becomes the newest: the old one goes too.
         try box.write("g1.xml", guide(night: 1))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g1.xml"))], extra: #", "changeFilesDays": 10"#))
-        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.quiet = true }.status == 0)
         let now = try names()
         #expect(now.count == 2 && now.contains("notes.json"), "\(now.sorted())")
         #expect(now.allSatisfy { !$0.hasPrefix("2020") })
-        let undo = try box.run(["undo", "--db", "tv.sqlite"])
+        let undo = box.undo(db: "tv.sqlite")
         #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
     }
 
@@ -139,18 +139,18 @@ import Testing
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
         try box.write("other.xml", makeGuide(channels: ["other.test"], programmes: 3, titlePrefix: "Other"))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("a0.sqlite"))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "b.sqlite", "--source", "s", "other.xml"]).status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
+        #expect(box.importing(["other.xml"], db: "b.sqlite") { $0.source = "s" }.status == 0)
         try FileManager.default.copyItem(atPath: box.path("b.sqlite"), toPath: box.path("b0.sqlite"))
 
-        let undo = try box.run(["undo", "--db", "a.sqlite"])
+        let undo = box.undo(db: "a.sqlite")
         #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
         #expect(try difference(box, "a0.sqlite", "a.sqlite").isEmpty)
         #expect(try difference(box, "b0.sqlite", "b.sqlite").isEmpty, "b must not change")
         // b's own import is still b's to undo.
-        let undoB = try box.run(["undo", "--db", "b.sqlite"])
+        let undoB = box.undo(db: "b.sqlite")
         #expect(undoB.status == 0, "\(undoB.stdout) \(undoB.stderr)")
         #expect(try programmeCount(box, "b.sqlite") == 0)
     }
@@ -162,21 +162,21 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
-        let first = try box.run(["undo", "--db", "a.sqlite"])
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
+        let first = box.undo(db: "a.sqlite")
         #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
-        let second = try box.run(["undo", "--db", "a.sqlite"])
+        let second = box.undo(db: "a.sqlite")
         #expect(second.status == 0, "\(second.stdout) \(second.stderr)")
         #expect(first.stdout != second.stdout, "the second undo must take another import")
         #expect(try programmeCount(box, "a.sqlite") == 0, "both imports undone")
         let names = try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
         #expect(!names.contains { $0.hasSuffix(".patch.json") && names.contains($0.replacingOccurrences(of: ".patch.json", with: ".undone.json")) },
                 "a completed undo leaves no patch file: \(names.sorted())")
-        let third = try box.run(["undo", "--db", "a.sqlite"])
+        let third = box.undo(db: "a.sqlite")
         #expect(third.status == 66, "\(third.stdout) \(third.stderr)")
         #expect(third.stderr.contains("nothing to undo"))
-        let status = try box.run(["status", "--db", "a.sqlite"])
+        let status = box.status(db: "a.sqlite")
         #expect(status.stdout.contains("  undo  "), "\(status.stdout)")
     }
 
@@ -188,25 +188,25 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("a0.sqlite"))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         func sql(_ statement: String) throws {
             let r = try Subprocess.run("sqlite3", [box.path("a.sqlite"), statement])
             #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
         }
         try sql("UPDATE Programme SET title = 'Renamed' WHERE title = 'Night 1 show 0'")
         try FileManager.default.copyItem(atPath: box.path("a.sqlite"), toPath: box.path("a1.sqlite"))
-        let refused = try box.run(["undo", "--db", "a.sqlite"])
+        let refused = box.undo(db: "a.sqlite")
         #expect(refused.status == 65, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stdout.contains("nothing changed") && refused.stdout.contains("conflict"), "\(refused.stdout)")
         #expect(try difference(box, "a1.sqlite", "a.sqlite").isEmpty, "a refused undo changes nothing")
         // Put the title back as the import left it: the same import is undone now.
         try sql("UPDATE Programme SET title = 'Night 1 show 0' WHERE title = 'Renamed'")
-        let undo = try box.run(["undo", "--db", "a.sqlite"])
+        let undo = box.undo(db: "a.sqlite")
         #expect(undo.status == 0, "\(undo.stdout) \(undo.stderr)")
         #expect(try difference(box, "a0.sqlite", "a.sqlite").isEmpty)
-        let status = try box.run(["status", "--db", "a.sqlite"])
+        let status = box.status(db: "a.sqlite")
         #expect(status.stdout.contains("  undo  "), "\(status.stdout)")
     }
 
@@ -218,8 +218,8 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         func trusted() throws -> Bool {
             let path = box.path("a.sqlite")
             let store = try StoreAccess.open(path: path, model: StoreAccess.model(forDatabase: path, userModules: []), mustExist: true)
@@ -233,22 +233,22 @@ import Testing
         #expect(try trusted(), "nothing wrote after the import")
         try sql("UPDATE Programme SET title = title")
         #expect(try !trusted(), "sqlite3 wrote since (the same values: a write all the same)")
-        let undone = try box.run(["undo", "--db", "a.sqlite"])
+        let undone = box.undo(db: "a.sqlite")
         #expect(undone.status == 0, "checked, and nothing differs: \(undone.stdout) \(undone.stderr)")
         #expect(try !trusted(), "the first import: the second import and its undo wrote since")
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         #expect(try trusted())
         let changes = try FileManager.default.contentsOfDirectory(atPath: box.path("changes")).filter { !$0.contains("undone") }.sorted()
         let newest = box.path("changes/" + changes.last!)
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: newest)
         #expect(try !trusted(), "the file is not the one written")
-        #expect(try box.run(["undo", "--db", "a.sqlite"]).status == 0)
-        #expect(try box.run(["edit", "--db", "a.sqlite", "Channel", "alpha.test", "color=red"]).status == 0)
+        #expect(box.undo(db: "a.sqlite").status == 0)
+        #expect(box.edit("Channel", "alpha.test", ["color=red"], db: "a.sqlite").status == 0)
         #expect(try trusted(), "an edit is a change of its own")
     }
 
     func programmeCount(_ box: Sandbox, _ db: String) throws -> Int? {
-        let json = parseJSON(try box.run(["status", "--db", db, "--format", "json"]).stdout)
+        let json = parseJSON(box.status(db: db, json: true).stdout)
         return (json?["entities"] as? [String: Any])?["Programme"] as? Int
     }
 
@@ -258,8 +258,8 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("g1.xml", guide(night: 1))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "--patch-file", "g1.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
+        #expect(box.importing(["g1.xml"], db: "a.sqlite") { $0.source = "s"; $0.writePatch = true }.status == 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: box.path("changes")).sorted()
         #expect(names.count == 3, "\(names)")
         let files = names.filter { !$0.hasSuffix(".patch.json") }
@@ -284,7 +284,7 @@ import Testing
     @Test func aFirstImportIsOneInsertPerObjectWithoutOldValues() throws {
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: box.path("changes")).first)
         let text = String(decoding: try #require(box.bytes("changes/" + file)), as: UTF8.self)
         #expect(!text.contains("\"old\""), "an insert has no old side")
@@ -303,7 +303,7 @@ import Testing
         try box.write("changes/" + dead, "{\"model\":\"x\",\"changes\":[")
         try box.write("changes/" + live, "{")
         try box.write("g0.xml", guide(night: 0))
-        #expect(try box.run(["import", "--db", "a.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "a.sqlite") { $0.source = "s" }.status == 0)
         let names = try FileManager.default.contentsOfDirectory(atPath: box.path("changes"))
         #expect(!names.contains(dead) && names.contains(live), "\(names.sorted())")
         #expect(names.filter { $0.hasSuffix(".tmp") }.count == 1)
@@ -313,7 +313,7 @@ import Testing
         let box = try Sandbox()
         try box.write("g0.xml", guide(night: 0))
         try box.write("c.json", makeConfig(sources: [("s", box.path("g0.xml"))], extra: #", "changeFilesDays": -1"#))
-        let r = try box.run(["run", "--config", "c.json"])
+        let r = box.nightly(config: "c.json")
         #expect(r.status == 78)
         #expect(r.stderr.contains("changeFilesDays"))
     }

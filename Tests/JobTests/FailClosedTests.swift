@@ -29,7 +29,7 @@ import Glibc
         let (base, stop) = try startServer(box, guide: makeGuide(channels: ["alpha.test", "beta.test", "gamma.test"], programmes: 6))
         defer { stop() }
         try box.write("good.json", makeConfig(sources: [("web", base + "/good")]))
-        let first = try box.run(["run", "--config", "good.json"])
+        let first = box.nightly(config: "good.json")
         try #require(first.status == 0, "stderr: \(first.stderr)")
         let before = try snapshot(box)
         #expect(before.keys.contains("out/index.html"))
@@ -52,7 +52,7 @@ import Glibc
         ]
         for c in cases {
             try box.write("bad.json", makeConfig(sources: [("web", base + c.path)], extra: c.extra))
-            let r = try box.run(["run", "--config", "bad.json"])
+            let r = box.nightly(config: "bad.json")
             #expect(r.status == c.status, "\(c.path): exit \(r.status), stderr: \(r.stderr)")
             // The report on stdout names the source and the cause (once: not on stderr too).
             #expect(r.stdout.contains(c.says), "\(c.path): the report does not name the cause: \(r.stdout)")
@@ -68,10 +68,10 @@ import Glibc
         let (base, stop) = try startServer(box, guide: makeGuide(channels: ["alpha.test", "beta.test"], programmes: 5))
         defer { stop() }
         try box.write("good.json", makeConfig(sources: [("web", base + "/good")]))
-        try #require(try box.run(["run", "--config", "good.json"]).status == 0)
+        try #require(box.nightly(config: "good.json").status == 0)
         let before = try snapshot(box)
         // --force: the validators are ignored, so the guide is downloaded, parsed and merged again.
-        let r = try box.run(["run", "--config", "good.json", "--dry-run", "--force", "--format", "json"])
+        let r = box.nightly(config: "good.json") { $0.flags.dryRun = true; $0.flags.force = true; $0.flags.json = true }
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(r.stdout.contains("\"dryRun\" : true"))
         #expect(try snapshot(box) == before)
@@ -83,7 +83,7 @@ import Glibc
     @Test func aStagingFileThatCannotBeWrittenIs73AndChangesNothing() throws {
         let box = try Sandbox()
         try box.write("g0.xml", makeGuide())
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "s", "g0.xml"]).status == 0)
+        #expect(box.importing(["g0.xml"], db: "tv.sqlite") { $0.source = "s" }.status == 0)
         // The same programmes, interleaved: alpha, beta, alpha, beta, ...
         let lines = makeGuide(titlePrefix: "Other").split(separator: "\n", omittingEmptySubsequences: false)
         let programmes = lines.filter { $0.contains("<programme") }
@@ -98,6 +98,6 @@ import Glibc
         #expect((r.stdout + r.stderr).contains("cannot create the staging file " + box.path("no-such-dir")))
         #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
         // With a temporary directory, the same guide imports.
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "s", "g1.xml"]).status == 0)
+        #expect(box.importing(["g1.xml"], db: "tv.sqlite") { $0.source = "s" }.status == 0)
     }
 }

@@ -29,16 +29,16 @@ import Glibc
         let box = try Sandbox()
         try box.write("guide-2026-11-24.xml", guide(slots: Array(0..<10)))
         try box.write("guide-2026-11-25.xml", guide(slots: Array(0..<4) + Array(5..<10)))
-        let first = try box.run(["import", "--db", "tv.sqlite", "guide-2026-11-24.xml"])
+        let first = box.importing(["guide-2026-11-24.xml"], db: "tv.sqlite")
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("source default: applied"), "the report names the source: \(first.stdout)")
-        let second = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "guide-2026-11-25.xml"])
+        let second = box.importing(["guide-2026-11-25.xml"], db: "tv.sqlite") { $0.flags.json = true }
         #expect(second.status == 0, "\(second.stderr)")
         let json = try #require(parseJSON(second.stdout))
         let summary = try #require((json["summary"] as? [String: Any])?["Programme"] as? [String: Any])
         #expect(summary["deleted"] as? Int == 1, "the cancelled programme is deleted: \(summary)")
         #expect((json["sources"] as? [[String: Any]])?.first?["name"] as? String == "default")
-        let status = try #require(parseJSON(try box.run(["status", "--db", "tv.sqlite", "--format", "json"]).stdout))
+        let status = try #require(parseJSON(box.status(db: "tv.sqlite", json: true).stdout))
         #expect((status["sources"] as? [String: Any])?.keys.sorted() == ["default"])
     }
 
@@ -47,38 +47,38 @@ import Glibc
     @Test func editRefusesIdentityDerivedAndWhitelistedKeysAndClears() throws {
         let box = try Sandbox()
         try box.write("g.xml", guide(slots: [0, 1]))
-        try #require(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        try #require(box.importing(["g.xml"], db: "tv.sqlite").status == 0)
         let before = try storedData(box, "tv.sqlite")
 
-        let identity = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "xmltvId=other"])
+        let identity = box.edit("Channel", "alpha.test", ["xmltvId=other"], db: "tv.sqlite")
         #expect(identity.status == 64 && identity.stderr.contains("identity"), "\(identity.status) \(identity.stderr)")
         #expect(!identity.stderr.contains("SQLite"), "\(identity.stderr)")
-        let derived = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "programmeCount=5"])
+        let derived = box.edit("Channel", "alpha.test", ["programmeCount=5"], db: "tv.sqlite")
         #expect(derived.status == 64 && derived.stderr.contains("kept by tvimport"), "\(derived.stderr)")
-        let source = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "source=other"])
+        let source = box.edit("Channel", "alpha.test", ["source=other"], db: "tv.sqlite")
         #expect(source.status == 64, "\(source.stderr)")
-        let whitelisted = try box.run(["edit", "--db", "tv.sqlite", "Channel", "alpha.test", "displayName=Mine"])
+        let whitelisted = box.edit("Channel", "alpha.test", ["displayName=Mine"], db: "tv.sqlite")
         #expect(whitelisted.status == 64 && whitelisted.stderr.contains("--force"), "\(whitelisted.stderr)")
         #expect(try storedData(box, "tv.sqlite") == before, "a refused edit changed the database")
-        let forced = try box.run(["edit", "--db", "tv.sqlite", "--force", "Channel", "alpha.test", "displayName=Mine"])
+        let forced = box.edit("Channel", "alpha.test", ["displayName=Mine"], db: "tv.sqlite", force: true)
         #expect(forced.status == 0, "\(forced.stderr)")
 
         let programme = "alpha.test/" + GuideText.time(guideBase()).prefix(14)
-        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note=remember"]).status == 0)
+        #expect(box.edit("Programme", programme, ["note=remember"], db: "tv.sqlite").status == 0)
         func note() throws -> String {
             let r = try box.run(["/bin/sh", "-c", "sqlite3 tv.sqlite \"SELECT quote(note) FROM Programme ORDER BY start LIMIT 1\""], executable: "/usr/bin/env")
             return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try note() == "'remember'")
-        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note="]).status == 0)
+        #expect(box.edit("Programme", programme, ["note="], db: "tv.sqlite").status == 0)
         #expect(try note() == "NULL", "note= clears the attribute")
-        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", programme, "note=x"]).status == 0)
-        #expect(try box.run(["edit", "--db", "tv.sqlite", "--unset", "note", "Programme", programme]).status == 0)
+        #expect(box.edit("Programme", programme, ["note=x"], db: "tv.sqlite").status == 0)
+        #expect(box.edit("Programme", programme, db: "tv.sqlite", unset: ["note"]).status == 0)
         #expect(try note() == "NULL", "--unset clears the attribute")
-        let required = try box.run(["edit", "--db", "tv.sqlite", "--unset", "hidden", "Channel", "alpha.test"])
+        let required = box.edit("Channel", "alpha.test", db: "tv.sqlite", unset: ["hidden"])
         #expect(required.status == 64 && required.stderr.contains("must have a value"), "\(required.stderr)")
         // Edits are in the run log.
-        let status = try box.run(["status", "--db", "tv.sqlite"])
+        let status = box.status(db: "tv.sqlite")
         #expect(status.stdout.contains(" edit "), "\(status.stdout)")
     }
 
@@ -167,20 +167,20 @@ import Glibc
     @Test func notXMLSaysWhatTheFileStartsWith() throws {
         let box = try Sandbox()
         try box.write("notes.txt", "hello world\nthis is text\n")
-        let text = try box.run(["import", "--db", "tv.sqlite", "notes.txt"])
+        let text = box.importing(["notes.txt"], db: "tv.sqlite")
         #expect(text.status == 65)
         #expect(text.stdout.contains("notes.txt:1: not XML (starts with \"hello world\\nthis\")"), "\(text.stdout)")
         try Data([0x00, 0x01, 0x02, 0x50, 0x4B, 0x03, 0x04, 0xFF, 0x10, 0x20]).write(to: URL(fileURLWithPath: box.path("blob.bin")))
-        let binary = try box.run(["import", "--db", "tv.sqlite", "blob.bin"])
+        let binary = box.importing(["blob.bin"], db: "tv.sqlite")
         #expect(binary.status == 65)
         #expect(binary.stdout.contains("blob.bin:1: not XML (starts with bytes 00 01 02 50"), "\(binary.stdout)")
         try Data([0x50, 0x4B, 0x03, 0x04, 0xFF, 0x10, 0x20, 0x00]).write(to: URL(fileURLWithPath: box.path("zip.bin")))
-        let zip = try box.run(["import", "--db", "tv.sqlite", "zip.bin"])
+        let zip = box.importing(["zip.bin"], db: "tv.sqlite")
         #expect(zip.stdout.contains("not XML (starts with bytes 50 4b 03 04"), "\(zip.stdout)")
 
         try FileManager.default.createDirectory(atPath: box.path("dir"), withIntermediateDirectories: true)
         try box.write("g.xml", guide(slots: [0]))
-        let dir = try box.run(["import", "--db", "dir", "g.xml"])
+        let dir = box.importing(["g.xml"], db: "dir")
         #expect(dir.status == 73, "\(dir.status)")
         #expect(dir.stderr.contains("dir is a directory"), "\(dir.stderr)")
         #expect(!dir.stderr.contains("SQLite error"), "\(dir.stderr)")
@@ -193,16 +193,16 @@ import Glibc
         let line = xml.split(separator: "\n").first { $0.contains("<programme") }.map(String.init) ?? ""
         xml = xml.replacingOccurrences(of: "</tv>", with: line + "\n</tv>")
         try box.write("g.xml", xml)
-        let dry = try box.run(["import", "--db", "tv.sqlite", "--dry-run", "g.xml"])
+        let dry = box.importing(["g.xml"], db: "tv.sqlite") { $0.flags.dryRun = true }
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("source default: would apply"), "\(dry.stdout)")
         #expect(dry.stdout.contains("2 programme elements read, 1 duplicate dropped"), "\(dry.stdout)")
-        let real = try box.run(["import", "--db", "tv.sqlite", "--verbose", "g.xml"])
+        let real = box.importing(["g.xml"], db: "tv.sqlite") { $0.flags.verbose = true }
         #expect(real.stdout.contains("source default: applied"), "\(real.stdout)")
         // --verbose lists each warning with its file and line.
         #expect(real.stdout.contains("g.xml:4: duplicate:"), "\(real.stdout)")
         try box.write("one.xml", guide(slots: [0]))
-        let single = try box.run(["import", "--db", "one.sqlite", "one.xml"])
+        let single = box.importing(["one.xml"], db: "one.sqlite")
         #expect(single.stdout.contains("(1 programme read,"), "\(single.stdout)")
     }
 
@@ -215,19 +215,19 @@ import Glibc
         var xml = "<tv><channel id=\"old.test\"><display-name>Old</display-name></channel>"
         xml += "<programme start=\"\(GuideText.time(old))\" stop=\"\(GuideText.time(old.addingTimeInterval(1800)))\" channel=\"old.test\"><title>Gone</title></programme></tv>"
         try box.write("old.xml", xml)
-        let imported = try box.run(["import", "--db", "tv.sqlite", "--force", "old.xml"])
+        let imported = box.importing(["old.xml"], db: "tv.sqlite") { $0.flags.force = true }
         try #require(imported.status == 0, "\(imported.stdout) \(imported.stderr)")
-        let export = try box.run(["export", "--db", "tv.sqlite", "--out", "feeds"])
+        let export = box.exporting(db: "tv.sqlite", out: "feeds")
         #expect(export.status == 0)
         #expect(export.stdout.contains("0 programmes in the window"), "\(export.stdout)")
         #expect(export.stdout.contains("the guide ends \(String(ISO8601DateFormatter().string(from: old.addingTimeInterval(1800)).prefix(10)))"), "\(export.stdout)")
-        let wider = try box.run(["export", "--db", "tv.sqlite", "--out", "feeds", "--past-hours", "200"])
+        let wider = box.exporting(db: "tv.sqlite", out: "feeds", pastHours: 200)
         #expect(wider.status == 0)
         #expect(!wider.stdout.contains("0 programmes in the window"), "\(wider.stdout)")
         #expect(FileManager.default.fileExists(atPath: box.path("feeds/old.test.ics")))
         // A config with feeds but no sources is enough for export.
         try box.write("feeds.json", #"{"feeds": {"pastHours": 200}}"#)
-        let configured = try box.run(["export", "--db", "tv.sqlite", "--out", "feeds2", "--config", "feeds.json"])
+        let configured = box.exporting(db: "tv.sqlite", out: "feeds2", config: "feeds.json")
         #expect(configured.status == 0, "\(configured.stderr)")
         #expect(FileManager.default.fileExists(atPath: box.path("feeds2/old.test.ics")))
     }
@@ -237,17 +237,17 @@ import Glibc
     @Test func configSyntaxErrorsGiveLineAndColumnAndTrailingCommasAreRefused() throws {
         let box = try Sandbox()
         try box.write("comma.json", "{\n  \"sources\": [\n    {\"name\": \"a\", \"url\": \"a.xml\"},\n  ]\n}\n")
-        let comma = try box.run(["run", "--config", "comma.json"])
+        let comma = box.nightly(config: "comma.json")
         #expect(comma.status == 78)
         #expect(comma.stderr.contains("comma.json:3:34: not valid JSON: a trailing comma"), "\(comma.stderr)")
         try box.write("broken.json", "{\n  \"database\": \"tv.sqlite\"\n  \"output\": \"out\"\n}\n")
-        let broken = try box.run(["run", "--config", "broken.json"])
+        let broken = box.nightly(config: "broken.json")
         #expect(broken.status == 78)
         #expect(broken.stderr.contains("broken.json:3:3: not valid JSON: expected a comma or a closing brace '}' after the previous value (which ends at 2:25)"),
                 "issue 39: say what was expected, not Foundation's \"Invalid value\": \(broken.stderr)")
         #expect(!broken.stderr.contains("around character"), "\(broken.stderr)")
         try box.write("list.json", "{\"sources\": [\n  {\"name\": \"a\", \"url\": \"a.xml\"}\n  {\"name\": \"b\", \"url\": \"b.xml\"}\n]}\n")
-        let list = try box.run(["run", "--config", "list.json"])
+        let list = box.nightly(config: "list.json")
         #expect(list.status == 78)
         #expect(list.stderr.contains("list.json:3:3: not valid JSON: expected a comma or a closing bracket ']'"), "\(list.stderr)")
     }
@@ -292,14 +292,14 @@ import Glibc
         let box = try Sandbox()
         let (base, stop) = try startGuideServer(box, guide: guide(slots: [0, 1]))
         defer { stop() }
-        let first = try box.run(["import", "--db", "tv.sqlite", base + "/good"])
+        let first = box.importing([base + "/good"], db: "tv.sqlite")
         #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
         #expect(first.stdout.contains("2 inserted"), "\(first.stdout)")
-        let again = try box.run(["import", "--db", "tv.sqlite", base + "/good"])
+        let again = box.importing([base + "/good"], db: "tv.sqlite")
         #expect(again.status == 0)
         #expect(again.stdout.contains("source default: unchanged"), "identical download: \(again.stdout)")
         let before = try storedData(box, "tv.sqlite")
-        let failed = try box.run(["import", "--db", "tv.sqlite", base + "/html"])
+        let failed = box.importing([base + "/html"], db: "tv.sqlite")
         #expect(failed.status == 69, "\(failed.stdout)")
         #expect(failed.stdout.contains("HTML"), "\(failed.stdout)")
         #expect(try storedData(box, "tv.sqlite") == before)
@@ -364,31 +364,31 @@ import Glibc
         let listing = { Set((try? FileManager.default.contentsOfDirectory(atPath: box.dir.path)) ?? []) }
         let before = listing()
 
-        let directory = try box.run(["import", "--db", "tv.sqlite", "adir"])
+        let directory = box.importing(["adir"], db: "tv.sqlite")
         #expect(directory.status == 66, "\(directory.status) \(directory.stderr)")
         #expect(directory.stderr.contains("adir") && directory.stderr.contains("directory"), "\(directory.stderr)")
         #expect(listing() == before, "left behind: \(listing().subtracting(before))")
 
-        let database = try box.run(["import", "--db", "adir", "g.xml"])
+        let database = box.importing(["g.xml"], db: "adir")
         #expect(database.status == 73, "\(database.status) \(database.stderr)")
         #expect(listing() == before, "left behind: \(listing().subtracting(before))")
         #expect(try FileManager.default.contentsOfDirectory(atPath: box.path("adir")).isEmpty)
 
-        let refused = try box.run(["import", "--db", "tv.sqlite", "bad.xml"])
+        let refused = box.importing(["bad.xml"], db: "tv.sqlite")
         #expect(refused.status == 65, "\(refused.status) \(refused.stderr)")
         #expect(listing() == before, "left behind: \(listing().subtracting(before))")
 
         // The safety guard's refusal of a first import: nothing was done, nothing is created.
         try box.write("past.xml", "<tv><channel id=\"a\"><display-name>A</display-name></channel>"
                       + "<programme start=\"20000101000000 +0000\" stop=\"20000101010000 +0000\" channel=\"a\"><title>Old</title></programme></tv>")
-        let guarded = try box.run(["import", "--db", "tv.sqlite", "past.xml"])
+        let guarded = box.importing(["past.xml"], db: "tv.sqlite")
         #expect(guarded.status == 65, "\(guarded.status) \(guarded.stderr)")
         #expect(listing() == before.union(["past.xml"]), "left behind: \(listing().subtracting(before))")
 
         // A database that exists keeps what it has; a refused import beside it adds no change file.
-        #expect(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        #expect(box.importing(["g.xml"], db: "tv.sqlite").status == 0)
         let after = listing()
-        #expect(try box.run(["import", "--db", "tv.sqlite", "bad.xml"]).status == 65)
+        #expect(box.importing(["bad.xml"], db: "tv.sqlite").status == 65)
         #expect(listing() == after)
     }
 
@@ -416,16 +416,16 @@ import Glibc
     @Test func editOfAMissingStartNamesTheNearestStarts() throws {
         let box = try Sandbox()
         try box.write("g.xml", guide(slots: [0, 1, 2, 3, 4, 5]))
-        try #require(try box.run(["import", "--db", "tv.sqlite", "g.xml"]).status == 0)
+        try #require(box.importing(["g.xml"], db: "tv.sqlite").status == 0)
         let base = guideBase()
         let missing = "alpha.test/" + GuideText.time(base.addingTimeInterval(3 * 1800 + 600)).prefix(14)
-        let r = try box.run(["edit", "--db", "tv.sqlite", "Programme", missing, "note=x"])
+        let r = box.edit("Programme", missing, ["note=x"], db: "tv.sqlite")
         #expect(r.status == 65, "\(r.status) \(r.stderr)")
         func iso(_ d: Date) -> String { ISO8601DateFormatter().string(from: d) }
         let third = iso(base.addingTimeInterval(3 * 1800)), fourth = iso(base.addingTimeInterval(4 * 1800))
         #expect(r.stderr.contains("nearest starts on alpha.test") && r.stderr.contains(third) && r.stderr.contains(fourth), "\(r.stderr)")
         #expect(!r.stderr.contains(iso(base)), "only the nearest: \(r.stderr)")
-        let channel = try box.run(["edit", "--db", "tv.sqlite", "Programme", "nope.test/" + GuideText.time(base).prefix(14), "note=x"])
+        let channel = box.edit("Programme", "nope.test/" + GuideText.time(base).prefix(14), ["note=x"], db: "tv.sqlite")
         #expect(channel.status == 65 && channel.stderr.contains("no Channel 'nope.test'"), "\(channel.stderr)")
     }
 
@@ -438,9 +438,9 @@ import Glibc
         let grabber = guide(["rte2.grab"], slots: [0, 1]).replacingOccurrences(of: "Name of rte2.grab", with: "RTE 2 HD")
         try box.write("provider.xml", provider)
         try box.write("grabber.xml", grabber)
-        try #require(try box.run(["import", "--db", "tv.sqlite", "--source", "provider", "provider.xml"]).status == 0)
-        try #require(try box.run(["import", "--db", "tv.sqlite", "--source", "grab", "--priority", "5", "grabber.xml"]).status == 0)
-        let r = try box.run(["channels", "--db", "tv.sqlite", "--unmapped"])
+        try #require(box.importing(["provider.xml"], db: "tv.sqlite") { $0.source = "provider" }.status == 0)
+        try #require(box.importing(["grabber.xml"], db: "tv.sqlite") { $0.source = "grab"; $0.priority = 5 }.status == 0)
+        let r = box.channels(db: "tv.sqlite", unmapped: true)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("\"RTE2.ie\": {\"aliases\": [\"rte2.grab\"]}"), "\(r.stdout)")
         #expect(!r.stdout.contains("\"rte2.grab\": {\"aliases\""), "\(r.stdout)")
@@ -459,7 +459,7 @@ import Glibc
             }
         }
         try box.write("o.xml", xml + "</tv>\n")
-        let r = try box.run(["import", "--db", "tv.sqlite", "--verbose", "o.xml"])
+        let r = box.importing(["o.xml"], db: "tv.sqlite") { $0.flags.verbose = true }
         #expect(r.status == 0, "\(r.stderr)")
         let listed = r.stdout.split(separator: "\n").filter { $0.contains("o.xml:") }
         let numbers = listed.compactMap { line in Int(line.split(separator: ":")[1]) }
@@ -476,7 +476,7 @@ import Glibc
         try box.write("g.xml", guide(slots: [0, 1, 2]))
         try box.write("h.xml", guide(slots: [0, 1, 2, 3]))
         for file in ["g.xml", "g.xml", "h.xml"] {
-            let r = try box.run(["import", "--db", "tv.sqlite", "--force", file])
+            let r = box.importing([file], db: "tv.sqlite") { $0.flags.force = true }
             #expect(r.status == 0, "\(r.stderr)")
             #expect(!r.stdout.contains("shown guide"), "one source: \(r.stdout)")
         }

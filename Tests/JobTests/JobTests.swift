@@ -71,23 +71,23 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
     @Test func importStatusAndEdit() throws {
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide())
-        let imp = try box.run(["import", "--db", "x.sqlite", "guide.xml"])
+        let imp = box.importing(["guide.xml"], db: "x.sqlite")
         #expect(imp.status == 0, "stderr: \(imp.stderr)")
-        let st = try box.run(["status", "--db", "x.sqlite"])
+        let st = box.status(db: "x.sqlite")
         #expect(st.status == 0)
         #expect(st.stdout.contains("Channel: 2"), "status: \(st.stdout)")
         #expect(st.stdout.contains("Programme: 8"), "status: \(st.stdout)")
-        let sj = try box.run(["status", "--db", "x.sqlite", "--format", "json"])
+        let sj = box.status(db: "x.sqlite", json: true)
         let entities = try #require(parseJSON(sj.stdout)?["entities"] as? [String: Any])
         #expect(entities["Channel"] as? Int == 2)
         #expect(entities["Programme"] as? Int == 8)
 
-        let ok = try box.run(["edit", "--db", "x.sqlite", "Channel", "alpha.test", "hidden=true", "customName=My Name"])
+        let ok = box.edit("Channel", "alpha.test", ["hidden=true", "customName=My Name"], db: "x.sqlite")
         #expect(ok.status == 0, "stderr: \(ok.stderr)")
-        #expect(try box.run(["edit", "--db", "x.sqlite", "Nope", "alpha.test", "hidden=true"]).status == 64)
-        #expect(try box.run(["edit", "--db", "x.sqlite", "Channel", "alpha.test", "nope=1"]).status == 64)
-        #expect(try box.run(["edit", "--db", "x.sqlite", "Channel", "alpha.test", "hidden=maybe"]).status == 65)
-        #expect(try box.run(["edit", "--db", "x.sqlite", "Channel", "missing.test", "hidden=true"]).status == 65)
+        #expect(box.edit("Nope", "alpha.test", ["hidden=true"], db: "x.sqlite").status == 64)
+        #expect(box.edit("Channel", "alpha.test", ["nope=1"], db: "x.sqlite").status == 64)
+        #expect(box.edit("Channel", "alpha.test", ["hidden=maybe"], db: "x.sqlite").status == 65)
+        #expect(box.edit("Channel", "missing.test", ["hidden=true"], db: "x.sqlite").status == 65)
     }
 
     // 5a
@@ -129,29 +129,29 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide())
         try box.write("c.json", makeConfig(sources: [("g", box.path("guide.xml"))], extra: Self.moduleJSON))
-        let r = try box.run(["run", "--config", "c.json"])
+        let r = box.nightly(config: "c.json")
         #expect(r.status == 0, "stderr: \(r.stderr)")
         let id = "alpha.test/" + GuideText.time(guideBase())
-        let e = try box.run(["edit", "--db", "tv.sqlite", "Programme", id, "stars=5"])
+        let e = box.edit("Programme", id, ["stars=5"], db: "tv.sqlite")
         #expect(e.status == 0, "stderr: \(e.stderr)")
     }
 
     // 6
     @Test func exitCodesForBadInput() throws {
         let box = try Sandbox()
-        #expect(try box.run(["import", "--db", "x.sqlite", "missing.xml"]).status == 66)
+        #expect(box.importing(["missing.xml"], db: "x.sqlite").status == 66)
 
         try box.write("guide.xml", makeGuide())
-        #expect(try box.run(["import", "--db", "x.sqlite", "guide.xml"]).status == 0)
+        #expect(box.importing(["guide.xml"], db: "x.sqlite").status == 0)
         let db = try storedData(box, "x.sqlite")
 
         try box.write("bad.xml", "<?xml version=\"1.0\"?>\n<tv>\n  <channel id=\"alpha.test\"><display-name>A</display-name>\n</tv>\n")
-        let bad = try box.run(["import", "--db", "x.sqlite", "--source", "guide", "bad.xml"])
+        let bad = box.importing(["bad.xml"], db: "x.sqlite") { $0.source = "guide" }
         #expect(bad.status == 65, "stderr: \(bad.stderr)")
         #expect(try storedData(box, "x.sqlite") == db, "malformed import changed the stored data")
 
         try box.write("empty.xml", "<?xml version=\"1.0\"?>\n<tv/>\n")
-        let empty = try box.run(["import", "--db", "x.sqlite", "--source", "guide", "empty.xml"])
+        let empty = box.importing(["empty.xml"], db: "x.sqlite") { $0.source = "guide" }
         #expect(empty.status == 65, "stderr: \(empty.stderr)")
         #expect(try storedData(box, "x.sqlite") == db, "empty import changed the stored data")
     }
@@ -160,16 +160,16 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide())
         try box.write("unknown.json", makeConfig(sources: [("g", "guide.xml")], extra: ", \"colour\": \"blue\""))
-        let u = try box.run(["run", "--config", "unknown.json"])
+        let u = box.nightly(config: "unknown.json")
         #expect(u.status == 78)
         #expect(u.stderr.contains("colour"), "stderr: \(u.stderr)")
 
         try box.write("type.json", makeConfig(sources: [("g", "guide.xml")], extra: ", \"retentionDays\": \"seven\""))
-        let t = try box.run(["run", "--config", "type.json"])
+        let t = box.nightly(config: "type.json")
         #expect(t.status == 78)
         #expect(t.stderr.contains("retentionDays"), "stderr: \(t.stderr)")
 
-        let m = try box.run(["run", "--config", "does-not-exist.json"])
+        let m = box.nightly(config: "does-not-exist.json")
         #expect(m.status == 78, "stderr: \(m.stderr)")
     }
 
@@ -182,10 +182,10 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         #expect(fd >= 0)
         defer { close(fd) }
         #expect(flock(fd, LOCK_EX) == 0)
-        let r = try box.run(["run", "--config", "c.json"])
+        let r = box.nightly(config: "c.json")
         #expect(r.status == 75, "stderr: \(r.stderr)")
         flock(fd, LOCK_UN)
-        #expect(try box.run(["run", "--config", "c.json"]).status == 0)
+        #expect(box.nightly(config: "c.json").status == 0)
     }
 
     /// `maxChannelMB` bounds one channel's programme text (and so memory): past it the source is
@@ -195,18 +195,18 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         try box.write("small.xml", makeGuide())
         try box.write("big.xml", makeGuide(channels: ["alpha.test"], programmes: 15_000))   // about 1.3 MiB of text
         try box.write("c.json", makeConfig(sources: [("g", box.path("small.xml"))], extra: #", "maxChannelMB": 1"#))
-        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.quiet = true }.status == 0)
         let before = box.snapshot(["tv.sqlite", "tv.sqlite-wal"])
         try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 1"#))
-        let r = try box.run(["run", "--config", "c.json", "--force"])
+        let r = box.nightly(config: "c.json") { $0.flags.force = true }
         #expect(r.status == 65, "\(r.stdout) \(r.stderr)")
         // The report on stdout says why (said once: not on stderr too, issue 39).
         #expect(r.stdout.contains("channel 'alpha.test' has more than 1 MiB of programme text"), "\(r.stdout)")
         #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
         try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 2"#))
-        #expect(try box.run(["run", "--config", "c.json", "--force", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "c.json") { $0.flags.force = true; $0.flags.quiet = true }.status == 0)
         try box.write("c.json", makeConfig(sources: [("g", box.path("big.xml"))], extra: #", "maxChannelMB": 0"#))
-        let bad = try box.run(["run", "--config", "c.json"])
+        let bad = box.nightly(config: "c.json")
         #expect(bad.status == 78 && bad.stderr.contains("maxChannelMB"), "\(bad.stderr)")
     }
 
@@ -217,19 +217,19 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         let box = try Sandbox()
         try box.write("guide.xml", makeGuide())
         try box.write("other.xml", makeGuide(titlePrefix: "Other"))
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "g", "guide.xml"]).status == 0)
+        #expect(box.importing(["guide.xml"], db: "tv.sqlite") { $0.source = "g" }.status == 0)
         let fd = open(box.path("tv.sqlite.lock"), O_CREAT | O_RDWR, 0o644)
         #expect(fd >= 0)
         defer { close(fd) }
         #expect(flock(fd, LOCK_EX) == 0)
         let before = box.snapshot(["tv.sqlite", "tv.sqlite-wal"])
-        let r = try box.run(["import", "--db", "tv.sqlite", "--source", "g", "other.xml"])
+        let r = box.importing(["other.xml"], db: "tv.sqlite") { $0.source = "g" }
         #expect(r.status == 75, "stderr: \(r.stderr)")
         #expect(r.stderr.contains("lock"), "stderr: \(r.stderr)")
         #expect(sameBytes(box.snapshot(["tv.sqlite", "tv.sqlite-wal"]), before))
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "g", "--dry-run", "other.xml"]).status == 0)
+        #expect(box.importing(["other.xml"], db: "tv.sqlite") { $0.source = "g"; $0.flags.dryRun = true }.status == 0)
         flock(fd, LOCK_UN)
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "g", "other.xml"]).status == 0)
+        #expect(box.importing(["other.xml"], db: "tv.sqlite") { $0.source = "g" }.status == 0)
     }
 
     // 8
@@ -264,12 +264,12 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
 
         let base = "http://127.0.0.1:\(port)"
         try box.write("c.json", makeConfig(sources: [("web", base + "/guide.xml")]))
-        let first = try box.run(["run", "--config", "c.json", "--format", "json"])
+        let first = box.nightly(config: "c.json") { $0.flags.json = true }
         #expect(first.status == 0, "stderr: \(first.stderr)")
         let s1 = (parseJSON(first.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s1?["status"] as? String == "applied", "report: \(first.stdout)")
 
-        let second = try box.run(["run", "--config", "c.json", "--format", "json"])
+        let second = box.nightly(config: "c.json") { $0.flags.json = true }
         #expect(second.status == 0, "stderr: \(second.stderr)")
         let s2 = (parseJSON(second.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s2?["status"] as? String == "unchanged", "report: \(second.stdout)")
@@ -277,14 +277,14 @@ let sampleChannels = ["one.sample.tv", "deux.sample.tv", "drei.sample.tv"]
         // A forced first run (as after `tvimport run --force` on a new database) still keeps the
         // validators: the next run is a conditional GET answered 304, and nothing is parsed.
         try box.write("forced.json", makeConfig(database: "forced.sqlite", sources: [("web", base + "/guide.xml")]))
-        #expect(try box.run(["run", "--config", "forced.json", "--force"]).status == 0)
-        let afterForce = try box.run(["run", "--config", "forced.json", "--format", "json"])
+        #expect(box.nightly(config: "forced.json") { $0.flags.force = true }.status == 0)
+        let afterForce = box.nightly(config: "forced.json") { $0.flags.json = true }
         let s3 = (parseJSON(afterForce.stdout)?["sources"] as? [[String: Any]])?.first
         #expect(s3?["status"] as? String == "unchanged" && s3?["programmesRead"] == nil, "report: \(afterForce.stdout)")
 
         let db = try storedData(box, "tv.sqlite")
         try box.write("c404.json", makeConfig(sources: [("web", base + "/nothing-here.xml")]))
-        let missing = try box.run(["run", "--config", "c404.json"])
+        let missing = box.nightly(config: "c404.json")
         #expect(missing.status == 69, "stderr: \(missing.stderr)")
         #expect(try storedData(box, "tv.sqlite") == db, "a failed download changed the stored data")
     }

@@ -32,10 +32,10 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
         try write(Self.grabB, to: "b.xml", in: box)
-        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
-        let first = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "b.xml"])
-        #expect(try box.run(["undo", "--db", "tv.sqlite"]).status == 0)
-        let again = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "b.xml"])
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
+        let first = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.json = true }
+        #expect(box.undo(db: "tv.sqlite").status == 0)
+        let again = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.json = true }
         func programmes(_ r: Result) throws -> [String: Int] {
             let json = try #require(JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
             let summary = try #require((json["summary"] as? [String: Any])?["Programme"] as? [String: Int])
@@ -44,8 +44,8 @@ struct OneTruthFixtureTests {
         #expect(try programmes(first) == programmes(again), "the re-import after undo must redo what the first did")
         #expect(try programmes(again)["updated"] ?? 0 > 0)
         // And the guide is the one a fresh database gets from a then b.
-        try box.run(["import", "--db", "fresh.sqlite", "--quiet", "a.xml"])
-        try box.run(["import", "--db", "fresh.sqlite", "--quiet", "b.xml"])
+        box.importing(["a.xml"], db: "fresh.sqlite") { $0.flags.quiet = true }
+        box.importing(["b.xml"], db: "fresh.sqlite") { $0.flags.quiet = true }
         let shown = try guide(box, "tv.sqlite")
         #expect(shown.split(separator: "\n").count > 1000)
         #expect(shown == (try guide(box, "fresh.sqlite")))
@@ -65,12 +65,12 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try config(box)
         try write(Self.grabA, to: "grab.xml", in: box)
-        #expect(try box.run(["run", "--config", "config.json", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         let afterA = box.snapshot(["feeds", "guide.xml"])
         try write(Self.grabB, to: "grab.xml", in: box)
-        #expect(try box.run(["run", "--config", "config.json", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         #expect(!sameBytes(afterA, box.snapshot(["feeds", "guide.xml"])))
-        let undo = try box.run(["undo", "--config", "config.json"])
+        let undo = box.undo(config: "config.json")
         #expect(undo.status == 0, "\(undo.stderr)")
         #expect(undo.stdout.contains("the run of source ie"), "\(undo.stdout)")
         // The XMLTV file and every feed are those of grab A again (stamps aside: an undo is a change
@@ -82,7 +82,7 @@ struct OneTruthFixtureTests {
         }
         #expect(events(box.snapshot(["feeds"])) == events(afterA))
         // The next run imports grab B again (the undo forgot the download it had applied).
-        let rerun = try box.run(["run", "--config", "config.json", "--format", "json"])
+        let rerun = box.nightly(config: "config.json") { $0.flags.json = true }
         #expect(rerun.stdout.contains("\"applied\""), "\(rerun.stdout.prefix(400))")
     }
 
@@ -111,11 +111,11 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try config(box)
         try write(Self.grabA, to: "grab.xml", in: box)
-        #expect(try box.run(["run", "--config", "config.json", "--quiet"]).status == 0)
+        #expect(box.nightly(config: "config.json") { $0.flags.quiet = true }.status == 0)
         let rte2 = try sqlite(box, "data/tv.sqlite", "SELECT programmeCount FROM Channel WHERE xmltvId = 'RTE2.ie'")
         #expect(Int(rte2) ?? 0 > 100)
         try config(box, aliases: #""rte2.canonical": {"aliases": ["RTE2.ie"]}"#)
-        let r = try box.run(["run", "--config", "config.json"])
+        let r = box.nightly(config: "config.json")
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         #expect(r.stdout.contains("applied"), "\(r.stdout)")
         #expect(try sqlite(box, "data/tv.sqlite", "SELECT programmeCount FROM Channel WHERE xmltvId = 'rte2.canonical'") == rte2)
@@ -127,7 +127,7 @@ struct OneTruthFixtureTests {
     @Test func theSampleRunRefusesADatabaseOfOtherSources() throws {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
-        try box.run(["import", "--db", "mine.sqlite", "--source", "ie", "--quiet", "a.xml"])
+        box.importing(["a.xml"], db: "mine.sqlite") { $0.source = "ie"; $0.flags.quiet = true }
         let before = try guide(box, "mine.sqlite")
         #expect(!before.isEmpty)
         let r = try box.run([], environment: ["TVIMPORT_DB": box.path("mine.sqlite")])
@@ -146,7 +146,7 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try config(box, modules: true)
         try write(Self.grabA, to: "grab.xml", in: box)
-        let imported = try box.run(["import", "--config", "config.json", "--source", "ie", "--quiet", "grab.xml"])
+        let imported = box.importing(["grab.xml"], config: "config.json") { $0.source = "ie"; $0.flags.quiet = true }
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(FileManager.default.fileExists(atPath: box.path("data/tv.sqlite")))
         #expect(!FileManager.default.fileExists(atPath: box.path("tvimport.sqlite")), "import --config writes the config's database")
@@ -158,11 +158,11 @@ struct OneTruthFixtureTests {
         }
         // The module recorded by import: its attribute is editable without the config, too.
         let programme = try sqlite(box, "data/tv.sqlite", "SELECT _pk FROM Programme LIMIT 1")
-        let edit = try box.run(["edit", "--db", "data/tv.sqlite", "Programme", "#" + programme, "stars=4"])
+        let edit = box.edit("Programme", "#" + programme, ["stars=4"], db: "data/tv.sqlite")
         #expect(edit.status == 0, "\(edit.stderr)")
         #expect(try sqlite(box, "data/tv.sqlite", "SELECT stars FROM Programme WHERE _pk = \(programme)") == "4")
-        #expect(try box.run(["undo", "--config", "config.json"]).status == 0, "the edit, undone")
-        let undo = try box.run(["undo", "--config", "config.json"])
+        #expect(box.undo(config: "config.json").status == 0, "the edit, undone")
+        let undo = box.undo(config: "config.json")
         #expect(undo.status == 0, "\(undo.stderr)")
         #expect(!FileManager.default.fileExists(atPath: box.path("tvimport.sqlite")))
     }
@@ -171,16 +171,16 @@ struct OneTruthFixtureTests {
     @Test func anEditIsUndoneOnItsOwnAndNeverBlocksTheImportBefore() throws {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
-        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
-        let edit = try box.run(["edit", "--db", "tv.sqlite", "Channel", "RTE2.ie", "customName=Two", "hidden=true"])
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
+        let edit = box.edit("Channel", "RTE2.ie", ["customName=Two", "hidden=true"], db: "tv.sqlite")
         #expect(edit.status == 0, "\(edit.stderr)")
-        let first = try box.run(["undo", "--db", "tv.sqlite"])
+        let first = box.undo(db: "tv.sqlite")
         #expect(first.status == 0 && first.stdout.contains("the edit of Channel RTE2.ie"), "\(first.stdout)\(first.stderr)")
         #expect(try sqlite(box, "tv.sqlite", "SELECT customName IS NULL, hidden FROM Channel WHERE xmltvId = 'RTE2.ie'") == "1|0")
         // An edit of another object later does not block undoing the import.
-        try box.run(["edit", "--db", "tv.sqlite", "Channel", "RTE2.ie", "favourite=true"])
-        #expect(try box.run(["undo", "--db", "tv.sqlite"]).status == 0)
-        let second = try box.run(["undo", "--db", "tv.sqlite"])
+        box.edit("Channel", "RTE2.ie", ["favourite=true"], db: "tv.sqlite")
+        #expect(box.undo(db: "tv.sqlite").status == 0)
+        let second = box.undo(db: "tv.sqlite")
         #expect(second.status == 0 && second.stdout.contains("the import of source default"), "\(second.stdout)\(second.stderr)")
         #expect(try sqlite(box, "tv.sqlite", "SELECT count(*) FROM Programme") == "0")
     }
@@ -191,10 +191,10 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
         try FileManager.default.createDirectory(atPath: box.path("elsewhere"), withIntermediateDirectories: true)
-        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
         let path = try sqlite(box, "tv.sqlite", "SELECT path FROM _tvimport_changes")
         #expect(path.hasPrefix("/"), "recorded: \(path)")
-        try box.run(["edit", "--db", "tv.sqlite", "Channel", "RTE2.ie", "customName=Two"])
+        box.edit("Channel", "RTE2.ie", ["customName=Two"], db: "tv.sqlite")
         // As an earlier version recorded it.
         let name = try sqlite(box, "tv.sqlite", "SELECT runID FROM _tvimport_changes ORDER BY runID DESC LIMIT 1")
         _ = try sqlite(box, "tv.sqlite", "UPDATE _tvimport_changes SET path = './changes/\(name).json' WHERE runID = '\(name)'")
@@ -210,14 +210,14 @@ struct OneTruthFixtureTests {
         let box = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: box)
         try write(Self.grabB, to: "b.xml", in: box)
-        try box.run(["import", "--db", "tv.sqlite", "--quiet", "a.xml"])
+        box.importing(["a.xml"], db: "tv.sqlite") { $0.flags.quiet = true }
         // Morning Ireland of 2027-10-27 07:00 UTC on RTÉ News is in grab A, not in grab B.
-        let edit = try box.run(["edit", "--db", "tv.sqlite", "Programme", "RTENews.ie/2027-10-27T07:00:00Z", "note=record this"])
+        let edit = box.edit("Programme", "RTENews.ie/2027-10-27T07:00:00Z", ["note=record this"], db: "tv.sqlite")
         #expect(edit.status == 0, "\(edit.stderr)")
-        let text = try box.run(["import", "--db", "tv.sqlite", "--dry-run", "b.xml"])
+        let text = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.dryRun = true }
         #expect(text.stdout.contains("local edits lost: 1 deleted programme"), "\(text.stdout)")
         #expect(text.stdout.contains("RTENews.ie 2027-10-27T07:00:00Z \"Morning Ireland\": note=\"record this\""), "\(text.stdout)")
-        let json = try box.run(["import", "--db", "tv.sqlite", "--format", "json", "b.xml"])
+        let json = box.importing(["b.xml"], db: "tv.sqlite") { $0.flags.json = true }
         let document = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         let lost = try #require(((document["sources"] as? [[String: Any]])?.first?["lostEdits"]) as? [[String: Any]])
         #expect(lost.count == 1)

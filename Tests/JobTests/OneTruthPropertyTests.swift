@@ -331,18 +331,18 @@ final class World {
             try writeConfig()
             return nil
         case .run:
-            let r = try box.run(["run", "--config", "config.json", "--quiet"])
+            let r = box.nightly(config: "config.json") { $0.flags.quiet = true }
             guard r.status == 0 else { return "run exited \(r.status): \(r.stderr)" }
             for s in Self.sources { inputs.applied[s] = .init(revision: revision[s]!, priority: priorities[s]!, aliases: aliases) }
             inputs.timeshift = timeshift
         case let .importSource(s, rev):
             let file = rev.map { revisionFile(s, $0) } ?? box.path("\(s).xml")
-            let r = try box.run(["import", "--config", "config.json", "--source", s, "--priority", "\(priorities[s]!)", "--force", "--quiet", file])
+            let r = box.importing([file], config: "config.json") { $0.source = s; $0.priority = priorities[s]!; $0.flags.force = true; $0.flags.quiet = true }
             guard r.status == 0 else { return "import exited \(r.status): \(r.stderr)" }
             inputs.applied[s] = .init(revision: rev ?? revision[s]!, priority: priorities[s]!, aliases: aliases)
             inputs.timeshift = timeshift
         case let .edit(channel, value):
-            let r = try box.run(["edit", "--config", "config.json", "Channel", channel, "customName=\(value)"])
+            let r = box.edit("Channel", channel, ["customName=\(value)"], config: "config.json")
             guard r.status == 0 else {
                 // A channel no source brought yet (or no database yet): refused, nothing changed.
                 let unchanged = try before == dump(box.path("tv.sqlite"))
@@ -358,7 +358,7 @@ final class World {
             inputs.edits.append((channel, value))
         case .undo, .pageUndo:
             if op == .undo {
-                let r = try box.run(["undo", "--config", "config.json"])
+                let r = box.undo(config: "config.json")
                 guard r.status == 0 else { return "undo exited \(r.status): \(r.stdout) \(r.stderr)" }
             } else {
                 let status = try pageUndo()
@@ -403,7 +403,7 @@ final class World {
         guard let copyFrom = lastCopy else { return nil }
         let copy = box.path("copy.sqlite")
         try copyDatabase(copyFrom, to: copy)
-        let r = try box.run(["apply", "--db", copy, box.path("changes/" + changeFile)])
+        let r = box.apply(box.path("changes/" + changeFile), db: copy)
         guard r.status == 0 else { return "apply onto a copy exited \(r.status): \(r.stdout) \(r.stderr)" }
         let applied = try dump(copy), now = try dump(box.path("tv.sqlite"))
         return applied == now ? nil : "apply onto a copy differs from the database:\n" + difference(now, applied)
@@ -428,15 +428,14 @@ final class World {
             let configName = "\(name)/\(s).json"
             try box.write(configName, config(database: "\(name)/tv.sqlite", output: "\(name)/feeds", xmltv: "\(name)/guide.xml",
                                              sources: false, aliases: applied.aliases, timeshift: inputs.timeshift))
-            let r = try box.run(["import", "--config", configName, "--source", s, "--priority", "\(applied.priority)", "--force", "--quiet",
-                                 revisionFile(s, applied.revision)])
+            let r = box.importing([revisionFile(s, applied.revision)], config: configName) { $0.source = s; $0.priority = applied.priority; $0.flags.force = true; $0.flags.quiet = true }
             guard r.status == 0 else { return "fresh import of \(s) exited \(r.status): \(r.stderr)" }
         }
         let freshConfig = "\(name)/edits.json"
         try box.write(freshConfig, config(database: "\(name)/tv.sqlite", output: "\(name)/feeds", xmltv: "\(name)/guide.xml",
                                           sources: false, aliases: aliases, timeshift: inputs.timeshift))
         for (channel, value) in inputs.edits {
-            let r = try box.run(["edit", "--config", freshConfig, "Channel", channel, "customName=\(value)"])
+            let r = box.edit("Channel", channel, ["customName=\(value)"], config: freshConfig)
             guard r.status == 0 else { return "fresh edit exited \(r.status): \(r.stderr)" }
         }
         let freshDB = box.path("\(name)/tv.sqlite")
@@ -448,7 +447,7 @@ final class World {
         let expected = try dump(freshDB, comparingHashes: true), actual = try dump(box.path("tv.sqlite"), comparingHashes: true)
         if let difference = compare(expected: expected, actual: actual) { return "database differs from a fresh rebuild:\n" + difference }
         // The outputs the config names: written by the fresh database's own export of the same rows.
-        let r = try box.run(["export", "--config", freshConfig, "--xmltv", "\(name)/guide.xml", "--out", "\(name)/feeds"])
+        let r = box.exporting(out: "\(name)/feeds", xmltv: "\(name)/guide.xml", config: freshConfig)
         guard r.status == 0 else { return "fresh export exited \(r.status): \(r.stderr)" }
         if box.bytes("guide.xml") != box.bytes("\(name)/guide.xml") { return "guide.xml differs from a fresh rebuild's export" }
         let feeds = feedTexts("feeds"), freshFeeds = feedTexts("\(name)/feeds")

@@ -14,17 +14,17 @@ import Testing
         let box = try Sandbox()
         try box.write("a.xml", makeGuide(channels: ["BBC1.HD", "other.test"]))
         try box.write("c.json", Self.aliasConfig)
-        let r = try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--config", "c.json", "a.xml"])
+        let r = box.importing(["a.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "a" }
         #expect(r.status == 0, "stderr: \(r.stderr)")
-        #expect(try box.run(["export", "--db", "tv.sqlite", "--xmltv", "guide.xml"]).status == 0)
+        #expect(box.exporting(db: "tv.sqlite", xmltv: "guide.xml").status == 0)
         let text = try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8)
         #expect(text.contains("<channel id=\"bbc1.uk\">") && text.contains("<display-name>Name of BBC1.HD</display-name>"))
         #expect(text.contains("channel=\"bbc1.uk\"") && !text.contains("BBC1.HD\""))
         #expect(text.contains("<channel id=\"other.test\">"), "an unmapped id stays as it is")
         // Without the aliases the same file is the source's own ids again: a second source, say.
-        let plain = try box.run(["import", "--db", "tv.sqlite", "--source", "b", "a.xml"])
+        let plain = box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "b" }
         #expect(plain.status == 0, "stderr: \(plain.stderr)")
-        #expect(try box.run(["export", "--db", "tv.sqlite", "--xmltv", "guide.xml"]).status == 0)
+        #expect(box.exporting(db: "tv.sqlite", xmltv: "guide.xml").status == 0)
         #expect(try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8).contains("<channel id=\"BBC1.HD\">"))
     }
 
@@ -36,7 +36,7 @@ import Testing
              "channels": {"bbc1.uk": {"aliases": ["bbcone.uk"]}},
              "sources": [{"name": "a", "url": "\(box.path("a.xml"))", "priority": 10}]}
             """)
-        let r = try box.run(["run", "--config", "c.json"])
+        let r = box.nightly(config: "c.json")
         #expect(r.status == 0, "stderr: \(r.stderr)")
         #expect(try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8).contains("<channel id=\"bbc1.uk\">"))
         #expect(FileManager.default.fileExists(atPath: box.path("out/bbc1.uk.ics")))
@@ -47,12 +47,12 @@ import Testing
     @Test func importRemembersItsPriorityUntilGivenAnother() throws {
         let box = try Sandbox()
         try box.write("a.xml", makeGuide())
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--priority", "5", "a.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "a.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "b", "--priority=-2", "--dry-run", "a.xml"]).status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.priority = 5 }.status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a" }.status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "b"; $0.priority = -2; $0.flags.dryRun = true }.status == 0)
         let store = try StoreAccess.open(path: box.path("tv.sqlite"), model: StoreAccess.model())
         #expect(try SourcePriorities.all(in: store) == ["a": 5], "kept without --priority; a dry run remembers nothing")
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--priority", "1", "a.xml"]).status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.priority = 1 }.status == 0)
         #expect(try SourcePriorities.all(in: store) == ["a": 1])
     }
 
@@ -67,7 +67,7 @@ import Testing
         let box = try Sandbox()
         try box.write("a.xml", makeGuide())
         try box.write("c.json", config)
-        let r = try box.run(["import", "--db", "tv.sqlite", "--config", "c.json", "a.xml"])
+        let r = box.importing(["a.xml"], db: "tv.sqlite", config: "c.json")
         #expect(r.status == 78, "stderr: \(r.stderr)")
         #expect(r.stderr.contains(key), "stderr: \(r.stderr)")
     }
@@ -90,10 +90,10 @@ import Testing
         let box = try Sandbox()
         try box.write("a.xml", Self.guide([(0, 60, "News A")]))
         try box.write("b.xml", Self.guide([(30, 60, "Late B"), (60, 120, "Film B")]))
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "a.xml"]).status == 0)
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "b", "b.xml"]).status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a" }.status == 0)
+        #expect(box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b" }.status == 0)
         func shown() throws -> (xmltv: String, feed: String) {
-            #expect(try box.run(["export", "--db", "tv.sqlite", "--xmltv", "guide.xml", "--out", "feeds"]).status == 0)
+            #expect(box.exporting(db: "tv.sqlite", out: "feeds", xmltv: "guide.xml").status == 0)
             return (try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8),
                     try String(contentsOfFile: box.path("feeds/bbc1.uk.ics"), encoding: .utf8))
         }
@@ -102,7 +102,7 @@ import Testing
             #expect(text.contains("News A") && text.contains("Film B") && !text.contains("Late B"), "\(text)")
         }
         // b above a: b's whole schedule, and a's programme overlaps it.
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "b", "--priority", "1", "b.xml"]).status == 0)
+        #expect(box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b"; $0.priority = 1 }.status == 0)
         (xmltv, feed) = try shown()
         for text in [xmltv, feed] {
             #expect(!text.contains("News A") && text.contains("Film B") && text.contains("Late B"), "\(text)")
@@ -116,15 +116,15 @@ import Testing
         let box = try Sandbox()
         try box.write("a.xml", Self.guide([(0, 60, "News A"), (60, 120, "Show A")]))
         try box.write("b.xml", Self.guide([(0, 60, "News B"), (120, 180, "Film B")]))
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "a.xml"]).status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a" }.status == 0)
         func count(_ entity: String) throws -> Int {
             let store = try StoreAccess.open(path: box.path("tv.sqlite"), model: StoreAccess.model())
             return try store.read { try $0.count(entity) }
         }
         #expect(try count("SourceProgramme") == 0, "one source: no source rows")
-        let edit = try box.run(["edit", "--db", "tv.sqlite", "Channel", "bbc1.uk", "customName=Mine"])
+        let edit = box.edit("Channel", "bbc1.uk", ["customName=Mine"], db: "tv.sqlite")
         #expect(edit.status == 0, "stderr: \(edit.stderr)")
-        let b = try box.run(["import", "--db", "tv.sqlite", "--source", "b", "--format", "json", "b.xml"])
+        let b = box.importing(["b.xml"], db: "tv.sqlite") { $0.source = "b"; $0.flags.json = true }
         #expect(b.status == 0, "stderr: \(b.stderr)")
         #expect(try count("SourceProgramme") == 4, "a's two programmes copied to its own rows, b's two beside them")
         #expect(try count("Programme") == 3, "a's two, and b's film in the gap")
@@ -132,11 +132,11 @@ import Testing
         let report = try JSONSerialization.jsonObject(with: Data(b.stdout.utf8)) as? [String: Any]
         let summary = report?["summary"] as? [String: [String: Int]]
         #expect(summary?["Programme"]?["inserted"] == 2)
-        let status = try box.run(["status", "--db", "tv.sqlite"])
+        let status = box.status(db: "tv.sqlite")
         let lines = status.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("  source a: 1 channels, 2 programmes"), "a provides what it shows: \(status.stdout)")
         #expect(lines.contains("  source b: 1 channels, 2 programmes (shown: 0 channels, 1 programmes; several sources share channels)"), "\(status.stdout)")
-        #expect(try box.run(["export", "--db", "tv.sqlite", "--xmltv", "guide.xml"]).status == 0)
+        #expect(box.exporting(db: "tv.sqlite", xmltv: "guide.xml").status == 0)
         let xmltv = try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8)
         #expect(xmltv.contains("News A") && xmltv.contains("Show A") && xmltv.contains("Film B") && !xmltv.contains("News B"), "\(xmltv)")
         let store = try StoreAccess.open(path: box.path("tv.sqlite"), model: StoreAccess.model())
@@ -169,9 +169,9 @@ import Testing
         try box.write("b.xml", Self.fightingB)
         try box.write("c.json", #"{"database": "tv.sqlite", "output": "feeds", "xmltv": "guide.xml", "sources": [{"name": "x", "url": "a.xml"}]}"#)
         for source in ["a", "b"] {
-            #expect(try box.run(["import", "--db", "tv.sqlite", "--source", source, "\(source).xml"]).status == 0)
+            #expect(box.importing(["\(source).xml"], db: "tv.sqlite") { $0.source = source }.status == 0)
         }
-        #expect(try box.run(["export", "--db", "tv.sqlite", "--out", "feeds", "--xmltv", "guide.xml"]).status == 0)
+        #expect(box.exporting(db: "tv.sqlite", out: "feeds", xmltv: "guide.xml").status == 0)
         let before = box.snapshot(["feeds", "guide.xml"])
         let guide = try String(contentsOfFile: box.path("guide.xml"), encoding: .utf8)
         // a wins the channel and its slots; b fills 20:00-21:00 and a's empty description and icon.
@@ -181,7 +181,7 @@ import Testing
         #expect(!guide.contains("News B") && !guide.contains("Late B"), "never the same slot twice: \(guide)")
 
         Thread.sleep(forTimeInterval: 1.1)
-        let third = try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--format", "json", "a.xml"])
+        let third = box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a"; $0.flags.json = true }
         #expect(third.status == 0, "stderr: \(third.stderr)")
         let report = try #require(parseJSON(third.stdout), "\(third.stdout)")
         let summary = try #require(report["summary"] as? [String: [String: Int]])
@@ -190,7 +190,7 @@ import Testing
         }
         #expect((report["changes"] as? [Any])?.isEmpty == true, "\(third.stdout)")
         #expect((report["sources"] as? [[String: Any]])?.first?["status"] as? String == "unchanged")
-        #expect(try box.run(["export", "--db", "tv.sqlite", "--out", "feeds", "--xmltv", "guide.xml"]).status == 0)
+        #expect(box.exporting(db: "tv.sqlite", out: "feeds", xmltv: "guide.xml").status == 0)
         #expect(sameBytesAndTimes(before, box.snapshot(["feeds", "guide.xml"])), "the third import rewrote a feed or the XMLTV file")
     }
 
@@ -202,10 +202,10 @@ import Testing
         try box.write("c.json", SeveralSourcesTests.aliasConfig)
         try box.write("a.xml", Self.fightingA)
         try box.write("b.xml", Self.fightingB.replacingOccurrences(of: "\"bbc1.uk\"", with: "\"BBC1.HD\""))
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--config", "c.json", "a.xml"]).status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "a" }.status == 0)
         let slot = "bbc1.uk/" + GuideText.time(guideBase()).prefix(14)
-        #expect(try box.run(["edit", "--db", "tv.sqlite", "Channel", "bbc1.uk", "customName=Mine"]).status == 0)
-        #expect(try box.run(["edit", "--db", "tv.sqlite", "Programme", slot, "note=record it"]).status == 0)
+        #expect(box.edit("Channel", "bbc1.uk", ["customName=Mine"], db: "tv.sqlite").status == 0)
+        #expect(box.edit("Programme", slot, ["note=record it"], db: "tv.sqlite").status == 0)
         func shown() throws -> String {
             let r = try box.run(["/bin/sh", "-c", "sqlite3 tv.sqlite \"SELECT c.xmltvId, c.customName, p.title, p.source, p.note FROM Programme p JOIN Channel c ON p.channel = c._pk ORDER BY p.start LIMIT 1\""],
                                 executable: "/usr/bin/env")
@@ -213,10 +213,10 @@ import Testing
         }
         #expect(try shown() == "bbc1.uk|Mine|News A|a|record it")
         // b, spelled BBC1.HD, above a: its 18:00 programme is shown now, with the same edits.
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "b", "--priority", "1", "--config", "c.json", "b.xml"]).status == 0)
+        #expect(box.importing(["b.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "b"; $0.priority = 1 }.status == 0)
         #expect(try shown() == "bbc1.uk|Mine|News B|b|record it")
         // a above b again, and a re-import of a: still the same edits.
-        #expect(try box.run(["import", "--db", "tv.sqlite", "--source", "a", "--priority", "2", "--config", "c.json", "--force", "a.xml"]).status == 0)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite", config: "c.json") { $0.source = "a"; $0.priority = 2; $0.flags.force = true }.status == 0)
         #expect(try shown() == "bbc1.uk|Mine|News A|a|record it")
         let channels = try box.run(["sqlite3", "tv.sqlite", "SELECT count(*) FROM Channel"], executable: "/usr/bin/env")
         #expect(channels.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1", "one canonical channel: \(channels.stdout)")
@@ -232,11 +232,11 @@ import Testing
             + "  <programme start=\"\(GuideText.time(base))\" stop=\"\(GuideText.time(base.addingTimeInterval(3600)))\" channel=\"other.test\"><title>Other</title></programme>\n</tv>"))
         try box.write("b.xml", Self.fightingB)
         try box.write("c.json", #"{"database": "tv.sqlite", "output": "feeds", "sources": [{"name": "a", "url": "a.xml", "priority": 1}, {"name": "b", "url": "b.xml"}]}"#)
-        #expect(try box.run(["run", "--config", "c.json"]).status == 0)
+        #expect(box.nightly(config: "c.json").status == 0)
         let before = box.snapshot(["feeds"])
         Thread.sleep(forTimeInterval: 1.1)
         try box.write("b.xml", Self.fightingB.replacingOccurrences(of: "Late B", with: "Late B, retitled"))
-        let hidden = try box.run(["run", "--config", "c.json"])
+        let hidden = box.nightly(config: "c.json")
         #expect(hidden.status == 0, "stderr: \(hidden.stderr)")
         #expect(sameBytesAndTimes(before, box.snapshot(["feeds"])), "a change b shows nothing of rewrote a feed: \(hidden.stdout)")
 
@@ -246,7 +246,7 @@ import Testing
             <tv><channel id="other.test"><display-name>Other</display-name></channel>
             <programme start="\(GuideText.time(base))" stop="\(GuideText.time(base.addingTimeInterval(3600)))" channel="other.test"><title>Other</title></programme></tv>
             """)
-        let dropped = try box.run(["run", "--config", "c.json", "--force"])
+        let dropped = box.nightly(config: "c.json") { $0.flags.force = true }
         #expect(dropped.status == 0, "stderr: \(dropped.stderr)")
         let after = box.snapshot(["feeds"])
         let other = box.path("feeds/other.test.ics"), bbc = box.path("feeds/bbc1.uk.ics")
@@ -267,8 +267,8 @@ import Testing
             + "  <channel id=\"two.test\"><display-name>Two</display-name></channel>\n"
             + "  <programme start=\"\(GuideText.time(guideBase()))\" stop=\"\(GuideText.time(guideBase().addingTimeInterval(1800)))\" channel=\"two.test\"><title>Two</title></programme>\n</tv>\n")
         for (db, order) in [("ab.sqlite", ["a", "b"]), ("ba.sqlite", ["b", "a"])] {
-            for source in order { #expect(try box.run(["import", "--db", db, "--source", source, "\(source).xml"]).status == 0) }
-            #expect(try box.run(["export", "--db", db, "--xmltv", db + ".xml"]).status == 0)
+            for source in order { #expect(box.importing(["\(source).xml"], db: db) { $0.source = source }.status == 0) }
+            #expect(box.exporting(db: db, xmltv: db + ".xml").status == 0)
         }
         let ab = try #require(box.bytes("ab.sqlite.xml")), ba = try #require(box.bytes("ba.sqlite.xml"))
         #expect(ab == ba, "opposite orders exported different bytes")
@@ -276,8 +276,8 @@ import Testing
         #expect(dtd.status == 0, "xmllint: \(dtd.stderr)")
         let validate = try box.run(["ab.sqlite.xml"], executable: try #require(Tool.path("tv_validate_file")), environment: ["XMLTV_SUPPLEMENT": "/usr/share/xmltv"])
         #expect(validate.status == 0, "tv_validate_file: \(validate.stdout) \(validate.stderr)")
-        #expect(try box.run(["import", "--db", "round.sqlite", "--source", "x", "ab.sqlite.xml"]).status == 0)
-        #expect(try box.run(["export", "--db", "round.sqlite", "--xmltv", "round.xml"]).status == 0)
+        #expect(box.importing(["ab.sqlite.xml"], db: "round.sqlite") { $0.source = "x" }.status == 0)
+        #expect(box.exporting(db: "round.sqlite", xmltv: "round.xml").status == 0)
         #expect(box.bytes("round.xml") == ab, "the round trip changed the export")
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Job
+import enum Job.ExitStatus
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -133,4 +135,139 @@ func startGuideServer(_ box: Sandbox, guide: String) throws -> (String, () -> Vo
     let line = server.stdout
     let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "server said '\(line)'")
     return ("http://127.0.0.1:\(port)", { server.stop(SIGKILL) })
+}
+
+// MARK: - The job's commands in this process
+
+/// The commands as the Job library runs them, in this process: what `tvimport` does between
+/// parsing its flags and printing. Relative paths are the sandbox's, as for a `tvimport` run in
+/// it (no chdir: tests run in parallel). The result reads like a run of the binary: the output
+/// with print's newline, a failure as the one `tvimport: …` line `finish` writes, its status.
+extension Sandbox {
+    /// `relative` in this sandbox; absolute paths, `-` and URLs as given.
+    func resolved(_ relative: String) -> String {
+        relative.hasPrefix("/") || relative == "-" || relative.contains("://") ? relative : path(relative)
+    }
+
+    /// A config file of this sandbox, its paths resolved here (the database, outputs, cache,
+    /// change folder, XMLTV file and the sources' local files).
+    func config(_ name: String, requireSources: Bool = true) throws -> JobConfig {
+        var config = try JobConfig.load(path: resolved(name), requireSources: requireSources)
+        config.database = resolved(config.database)
+        config.output = resolved(config.output)
+        config.cache = config.cache.map(resolved)
+        config.changes = config.changes.map(resolved)
+        config.xmltv = config.xmltv.map(resolved)
+        for index in config.sources.indices where config.sources[index].command == nil {
+            config.sources[index].url = resolved(config.sources[index].url)
+        }
+        return config
+    }
+
+    /// What a command returned or threw, as `finish` turns it into output and an exit status.
+    func outcome(_ body: () throws -> (output: String, status: ExitStatus)) -> Result {
+        do {
+            let (output, status) = try body()
+            return Result(status: status.rawValue, stdout: output.isEmpty ? "" : output + "\n", stderr: "")
+        } catch let error as JobError {
+            return Result(status: error.status.rawValue, stdout: "", stderr: "tvimport: \(error.message)\n")
+        } catch {
+            return Result(status: ExitStatus.dataError.rawValue, stdout: "", stderr: "tvimport: \(error)\n")
+        }
+    }
+
+    /// `tvimport import [--config C] [--db D] FILES` (ImportJob); `set` gives the other flags.
+    func importing(_ files: [String], db: String? = nil, config name: String? = nil, _ set: (inout ImportJob) -> Void = { _ in }) -> Result {
+        outcome {
+            let settings = try name.map { try config($0, requireSources: false) }
+            var job = ImportJob(database: resolved(db ?? settings?.database ?? "tvimport.sqlite"), files: files.map(resolved))
+            if let settings {
+                (job.channelAliases, job.whitelists, job.userModules) = (settings.channelAliases, settings.whitelists, settings.modules)
+                job.config = settings
+            }
+            set(&job)
+            return try job.run()
+        }
+    }
+
+    /// `tvimport run --config C` (NightlyJob); `set` gives the flags.
+    func nightly(config name: String, _ set: (inout NightlyJob) -> Void = { _ in }) -> Result {
+        outcome {
+            var job = NightlyJob(config: try config(name))
+            set(&job)
+            return try job.run()
+        }
+    }
+
+    /// `tvimport export` (ExportCommand); its warnings are its standard error.
+    func exporting(db: String? = nil, out: String? = nil, xmltv: String? = nil, playlist: String? = nil, config name: String? = nil,
+                   pastHours: Int? = nil) -> Result {
+        var warnings: [String] = []
+        var result = outcome {
+            let settings = try name.map { try config($0, requireSources: false) }
+            var export = ExportCommand(database: resolved(db ?? settings?.database ?? "tvimport.sqlite"),
+                                       output: out.map(resolved) ?? (xmltv == nil ? settings?.output ?? path("feeds") : nil))
+            export.config = settings
+            export.pastHours = pastHours
+            export.xmltv = xmltv.map(resolved)
+            export.playlist = playlist.map(resolved)
+            defer { warnings = export.warnings }
+            return try export.run()
+        }
+        result.stderr = warnings.map { $0 + "\n" }.joined() + result.stderr
+        return result
+    }
+
+    /// `tvimport status [--format json]` (StatusCommand).
+    func status(db: String, json: Bool = false) -> Result {
+        outcome { (try StatusCommand.run(database: resolved(db), json: json), ExitStatus.success) }
+    }
+
+    /// `tvimport edit ENTITY ID KEY=VALUE…` (EditCommand), then the outputs rewritten as `edit` does.
+    func edit(_ entity: String, _ id: String, _ assignments: [String] = [], db: String? = nil, config name: String? = nil,
+              unset: [String] = [], force: Bool = false) -> Result {
+        outcome {
+            let settings = try name.map { try config($0, requireSources: false) }
+            var edit = EditCommand(database: resolved(db ?? settings?.database ?? "tvimport.sqlite"), entityName: entity, id: id)
+            edit.assignments = assignments
+            edit.unset = unset
+            edit.force = force
+            edit.userModules = settings?.modules ?? []
+            edit.changesDirectory = settings?.changesDirectory
+            let line = try edit.run()
+            return DerivedOutputs.following(line, ExitStatus.success, config: settings, database: edit.database)
+        }
+    }
+
+    /// `tvimport undo` (ApplyCommand.undo), then the outputs rewritten.
+    func undo(db: String? = nil, config name: String? = nil) -> Result {
+        outcome {
+            let settings = try name.map { try config($0, requireSources: false) }
+            let database = resolved(db ?? settings?.database ?? "tvimport.sqlite")
+            let (line, status) = try ApplyCommand.undo(database: database)
+            return DerivedOutputs.following(line, status, config: settings, database: database)
+        }
+    }
+
+    /// `tvimport apply FILE` (ApplyCommand.apply), then the outputs rewritten unless a dry run.
+    func apply(_ file: String, db: String? = nil, config name: String? = nil, dryRun: Bool = false) -> Result {
+        outcome {
+            let settings = try name.map { try config($0, requireSources: false) }
+            let database = resolved(db ?? settings?.database ?? "tvimport.sqlite")
+            let (line, status) = try ApplyCommand.apply(database: database, file: resolved(file), dryRun: dryRun)
+            return dryRun ? (line, status) : DerivedOutputs.following(line, status, config: settings, database: database)
+        }
+    }
+
+    /// `tvimport channels` (ChannelsCommand).
+    func channels(db: String, source: String? = nil, unmapped: Bool = false, playlist: String? = nil, config name: String? = nil,
+                  json: Bool = false) -> Result {
+        outcome {
+            let settings = try name.map { try config($0, requireSources: false) }
+            if let playlist {
+                return (try ChannelsCommand.run(database: resolved(db), playlist: resolved(playlist), config: settings, json: json), ExitStatus.success)
+            }
+            return (try ChannelsCommand.run(database: resolved(db), source: source, unmapped: unmapped, json: json), ExitStatus.success)
+        }
+    }
 }

@@ -24,7 +24,7 @@ import Testing
         let box = try Sandbox()
         try box.write("ie.xml", Self.guide)
         try box.write("config.json", config("\"rte1plus1.ie\": {\"timeshiftOf\": \"rte1.ie\", \"hours\": 1, \"displayName\": \"RTÉ One +1\"}"))
-        var r = try box.run(["run", "--config", "config.json"])
+        var r = box.nightly(config: "config.json")
         #expect(r.status == 0, "\(r.stderr)")
         var xml = String(decoding: box.bytes("guide.xml") ?? Data(), as: UTF8.self)
         #expect(xml.contains("<channel id=\"rte1plus1.ie\">\n    <display-name>RTÉ One +1</display-name>\n    <icon src=\"http://x/rte1.png\"/>"))
@@ -39,31 +39,31 @@ import Testing
         #expect(uids(shifted).count == 2 && uids(original).isDisjoint(with: uids(shifted)))
 
         // Its own hidden flag and edits, kept when the original changes.
-        #expect(try box.run(["edit", "--config", "config.json", "Channel", "rte1plus1.ie", "hidden=true"]).status == 0)
+        #expect(box.edit("Channel", "rte1plus1.ie", ["hidden=true"], config: "config.json").status == 0)
         xml = String(decoding: box.bytes("guide.xml") ?? Data(), as: UTF8.self)
         #expect(!xml.contains("rte1plus1.ie") && xml.contains("rte1.ie"))
         try box.write("ie.xml", Self.guide.replacingOccurrences(of: "<title>Film</title>", with: "<title>Another film</title>"))
-        r = try box.run(["run", "--config", "config.json"])
+        r = box.nightly(config: "config.json")
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(try box.run(["edit", "--config", "config.json", "Channel", "rte1plus1.ie", "hidden=false"]).status == 0)
+        #expect(box.edit("Channel", "rte1plus1.ie", ["hidden=false"], config: "config.json").status == 0)
         xml = String(decoding: box.bytes("guide.xml") ?? Data(), as: UTF8.self)
         #expect(programmes(xml, channel: "rte1plus1.ie").map(\.title) == ["News", "Another film"])
 
         // A config change applies at the next run, the download unchanged: half hours, negative, no display name.
         try box.write("config.json", config("\"rte1plus1.ie\": {\"timeshiftOf\": \"rte1.ie\", \"hours\": -1.5}"))
-        r = try box.run(["run", "--config", "config.json"])
+        r = box.nightly(config: "config.json")
         #expect(r.status == 0, "\(r.stderr)")
         xml = String(decoding: box.bytes("guide.xml") ?? Data(), as: UTF8.self)
         #expect(programmes(xml, channel: "rte1plus1.ie").map { "\($0.start.prefix(12))-\($0.stop.prefix(12))" }
                 == ["203001010430-203001010530", "203001010530-203001010700"])
         #expect(xml.contains("<display-name>RTÉ One -1.5</display-name>"))
         // Undone with the run that made it so; a rule removed removes the channel at the next run.
-        r = try box.run(["undo", "--config", "config.json"])
+        r = box.undo(config: "config.json")
         #expect(r.status == 0, "\(r.stderr)")
         xml = String(decoding: box.bytes("guide.xml") ?? Data(), as: UTF8.self)
         #expect(programmes(xml, channel: "rte1plus1.ie").first?.start.hasPrefix("20300101070000") == true)
         try box.write("config.json", config(""))
-        #expect(try box.run(["run", "--config", "config.json"]).status == 0)
+        #expect(box.nightly(config: "config.json").status == 0)
         xml = String(decoding: box.bytes("guide.xml") ?? Data(), as: UTF8.self)
         #expect(!xml.contains("rte1plus1.ie") && !FileManager.default.fileExists(atPath: box.path("out/rte1plus1.ie.ics")))
     }
@@ -78,7 +78,7 @@ import Testing
                               ("\"p.ie\": {\"timeshiftOf\": \"q.ie\", \"hours\": 1}, \"q.ie\": {\"timeshiftOf\": \"rte1.ie\", \"hours\": 1}", "not timeshifted itself"),
                               ("\"p.ie\": {\"hours\": 1}", "only beside")] {
             try box.write("config.json", config(rule))
-            let r = try box.run(["run", "--config", "config.json"])
+            let r = box.nightly(config: "config.json")
             #expect(r.status == 78 && r.stderr.contains(words), "\(rule): \(r.status) \(r.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: box.path("tv.sqlite")))

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Job
+import enum Job.ExitStatus
 import Serve
 import TestSupport
 import Testing
@@ -110,17 +111,8 @@ func freeviewSandbox(images: ImageServer, extra: String = "") throws -> ServeSan
         {"database": "\(box.path("tv.sqlite"))", "output": "\(box.path("feeds"))", "sources": [{"name": "freeview", "url": "\(box.path("guide.xml"))"}],
          "serve": {"token": "guide-token"}\(extra)}
         """)
-    let run = try box.run(["run", "--config", "c.json", "--quiet"])
-    #expect(run.status == 0, "run: \(run.stderr)")
+    #expect(try box.nightlyRun() == .success)
     return box
-}
-
-/// The server of `box`'s config, in this process (HummingbirdTesting's router client: no socket).
-func inProcess(_ box: ServeSandbox, _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
-    let config = try JobConfig.load(path: box.path("c.json"), requireSources: false)
-    let options = try ServeOptions(config: config, environment: [:])
-    let app = try ServeServer.application(options: options)
-    try await app.test(.router, test)
 }
 
 /// Reads a response body as text.

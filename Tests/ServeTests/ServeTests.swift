@@ -1,22 +1,27 @@
 import Foundation
+import HummingbirdTesting
+import Job
+import enum Job.ExitStatus
 import Testing
 @testable import Serve
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `tvimport serve` as a process on 127.0.0.1, driven by curl.
-@Suite(.enabled(if: binaryBuilt, "needs the built tvimport binary (swift build)"),
-       .enabled(if: curlInstalled, "needs curl (scripts/install-deps)"))
-struct ServeTests {
-    @Test func feedsHaveValidatorsGzipAndHead() throws {
+/// Serve's routes in this process, through HummingbirdTesting's router (no socket). What needs
+/// the socket of a real server (the feeds the event loop answers from memory, pipelining,
+/// HTTP/1.0, a run while clients keep asking) runs `tvimport serve` on loopback, driven by curl:
+/// an in-process server's handlers would share the test runner's two cooperative threads with
+/// tests that block them.
+@Suite struct ServeTests {
+    @Test func feedsHaveValidatorsGzipAndHead() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
         let file = try #require(try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).first { $0.hasPrefix("alpha") && $0.hasSuffix(".ics") })
         let onDisk = try #require(FileManager.default.contents(atPath: box.path("feeds/" + file)))
-        let url = server.base + "/feeds/" + file
+        let url = "/feeds/" + file
+        try await inProcess(box) { client in
 
-        let plain = try curl(url)
+        let plain = try await client.fetch(url)
         #expect(plain.status == 200)
         #expect(plain.body == onDisk)
         #expect(plain.headers["content-type"] == "text/calendar; charset=utf-8")
@@ -25,13 +30,13 @@ struct ServeTests {
         #expect(etag.hasPrefix("\"") && !etag.hasPrefix("W/"))
         let lastModified = try #require(plain.headers["last-modified"])
 
-        #expect(try curl(url, headers: ["If-None-Match": etag]).status == 304)
-        #expect(try curl(url, headers: ["If-None-Match": "\"other\", \(etag)"]).status == 304)
-        #expect(try curl(url, headers: ["If-None-Match": "\"other\""]).status == 200)
-        #expect(try curl(url, headers: ["If-Modified-Since": lastModified]).status == 304)
-        #expect(try curl(url, headers: ["If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"]).status == 200)
+        #expect(try await client.fetch(url, headers: ["If-None-Match": etag]).status == 304)
+        #expect(try await client.fetch(url, headers: ["If-None-Match": "\"other\", \(etag)"]).status == 304)
+        #expect(try await client.fetch(url, headers: ["If-None-Match": "\"other\""]).status == 200)
+        #expect(try await client.fetch(url, headers: ["If-Modified-Since": lastModified]).status == 304)
+        #expect(try await client.fetch(url, headers: ["If-Modified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"]).status == 200)
 
-        let gzip = try curl(url, headers: ["Accept-Encoding": "gzip"])
+        let gzip = try await client.fetch(url, headers: ["Accept-Encoding": "gzip"])
         #expect(gzip.status == 200)
         #expect(gzip.headers["content-encoding"] == "gzip")
         #expect(gzip.body.count < onDisk.count)
@@ -40,11 +45,11 @@ struct ServeTests {
         FileManager.default.createFile(atPath: gz, contents: gzip.body)
         let inflated = try box.run(["-dc", gz], executable: "/bin/gzip")
         #expect(inflated.status == 0 && Data(inflated.stdout.utf8) == onDisk)
-        let gzipNotModified = try curl(url, headers: ["Accept-Encoding": "gzip", "If-None-Match": try #require(gzip.headers["etag"])])
+        let gzipNotModified = try await client.fetch(url, headers: ["Accept-Encoding": "gzip", "If-None-Match": try #require(gzip.headers["etag"])])
         #expect(gzipNotModified.status == 304)
         // The headers are made once per file (FeedFiles.Entry): every form carries the validators,
         // the caching fields and the security headers; only the gzip 200 names its encoding.
-        let notModified = try curl(url, headers: ["If-None-Match": etag])
+        let notModified = try await client.fetch(url, headers: ["If-None-Match": etag])
         for (form, response) in [("200", plain), ("gzip 200", gzip), ("304", notModified), ("gzip 304", gzipNotModified)] {
             #expect(response.headers["x-content-type-options"] == "nosniff", "\(form)")
             #expect(response.headers["x-frame-options"] == "DENY", "\(form)")
@@ -57,22 +62,23 @@ struct ServeTests {
         }
         #expect(notModified.headers["etag"] == etag && gzipNotModified.headers["etag"] == gzip.headers["etag"])
 
-        let head = try curl(url, method: "HEAD")
+        let head = try await client.fetch(url, method: "HEAD")
         #expect(head.status == 200)
-        #expect(!head.text.contains("BEGIN:VCALENDAR"))   // curl -I writes the headers where a body would go
+        #expect(!head.text.contains("BEGIN:VCALENDAR"))
         #expect(head.headers["content-length"] == String(onDisk.count))
 
-        let index = try curl(server.base + "/feeds/")
+        let index = try await client.fetch("/feeds/")
         #expect(index.status == 200)
         #expect(index.text.contains(file))
-        #expect(server.stop() == 0)
+        }
     }
 
     /// A feed in memory is answered on the event loop (FeedFastPath), not by the route: the
     /// same bytes and headers as the route's answer, responses in the order of pipelined
     /// requests (one the route must load first, then one in memory), HTTP/1.0 closed as
     /// before, and the requests counted in /metrics.
-    @Test func feedsAnsweredOnTheEventLoopAreTheRoutesAnswers() throws {
+    @Test(.enabled(if: binaryBuilt, "needs the built tvimport binary (swift build)"), .enabled(if: curlInstalled, "needs curl (scripts/install-deps)"))
+    func feedsAnsweredOnTheEventLoopAreTheRoutesAnswers() throws {
         let box = try preparedSandbox()
         let server = try ServerProcess(box, arguments: ["--config", "c.json"])
         let files = try FileManager.default.contentsOfDirectory(atPath: box.path("feeds")).filter { $0.hasSuffix(".ics") }.sorted()
@@ -118,60 +124,61 @@ struct ServeTests {
 
     /// `?day=` takes today, tomorrow, yesterday and dates, and refuses anything else (issue 39:
     /// `tomorrow` silently showed today).
-    @Test func aChannelsDayIsNamedOrRefused() throws {
+    @Test func aChannelsDayIsNamedOrRefused() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        try await inProcess(box) { client in
         let now = Int64(Date().timeIntervalSince1970)
         let today = LocalTime.startOfDay(containing: now)
         for (word, day) in [("today", today), ("tomorrow", LocalTime.startOfDay(containing: today + 30 * 3600)),
                             ("yesterday", LocalTime.startOfDay(containing: today - 12 * 3600))] {
-            let page = try curl(server.base + "/channels/alpha.test?day=" + word)
+            let page = try await client.fetch("/channels/alpha.test?day=" + word)
             #expect(page.status == 200, "\(word): \(page.status)")
             #expect(page.text.contains("<strong>" + LocalTime.dayName(day) + "</strong>"), "\(word) shows another day")
         }
-        let dated = try curl(server.base + "/channels/alpha.test?day=" + LocalTime.day(today + 30 * 3600))
+        let dated = try await client.fetch("/channels/alpha.test?day=" + LocalTime.day(today + 30 * 3600))
         #expect(dated.status == 200 && dated.text.contains("<strong>" + LocalTime.dayName(today + 30 * 3600) + "</strong>"))
         for bad in ["nonsense", "2026-02-31", "2026-1-5", "", "Tomorrow"] {
-            #expect(try curl(server.base + "/channels/alpha.test?day=" + bad).status == 400, "day=\(bad) was accepted")
+            #expect(try await client.fetch("/channels/alpha.test?day=" + bad).status == 400, "day=\(bad) was accepted")
         }
-        #expect(try curl(server.base + "/channels/alpha.test").status == 200)
-        #expect(server.stop() == 0)
+        #expect(try await client.fetch("/channels/alpha.test").status == 200)
+        }
     }
 
     /// A changed feed is served anew (its cache entry is keyed by inode, size and mtime).
-    @Test func aRewrittenFeedIsServedAnew() throws {
+    @Test func aRewrittenFeedIsServedAnew() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        let first = try curl(server.base + "/feeds/index.html")
+        try await inProcess(box) { client in
+        let first = try await client.fetch("/feeds/index.html")
         try "<p>replaced</p>".write(toFile: box.path("feeds/index.html.tmp"), atomically: false, encoding: .utf8)
         #expect(rename(box.path("feeds/index.html.tmp"), box.path("feeds/index.html")) == 0)
-        let second = try curl(server.base + "/feeds/index.html", headers: ["If-None-Match": first.headers["etag"] ?? ""])
+        let second = try await client.fetch("/feeds/index.html", headers: ["If-None-Match": first.headers["etag"] ?? ""])
         #expect(second.status == 200)
         #expect(second.text == "<p>replaced</p>")
+        }
     }
 
     /// gzip is made once per content, never per request: `/metrics` counts the compressions
     /// while the same feed is fetched again and again, replaced by the same bytes (a new inode
     /// and mtime, the same ETag), then by new ones.
-    @Test func aFeedIsCompressedOncePerContent() throws {
+    @Test func aFeedIsCompressedOncePerContent() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        func compressions() throws -> Int? {
-            let text = try curl(server.base + "/metrics").text
+        try await inProcess(box) { client in
+        func compressions() async throws -> Int? {
+            let text = try await client.fetch("/metrics").text
             return text.split(separator: "\n").first { $0.hasPrefix("tvimport_serve_feed_compressions_total ") }
                 .flatMap { Int($0.split(separator: " ").last ?? "") }
         }
-        #expect(try compressions() == 0)
+        #expect(try await compressions() == 0)
         let path = box.path("feeds/alpha.test.ics")
-        let url = server.base + "/feeds/alpha.test.ics"
+        let url = "/feeds/alpha.test.ics"
         var etags: Set<String> = []
         for _ in 0..<10 {
-            let r = try curl(url, headers: ["Accept-Encoding": "gzip"])
+            let r = try await client.fetch(url, headers: ["Accept-Encoding": "gzip"])
             #expect(r.status == 200 && r.headers["content-encoding"] == "gzip")
             etags.insert(r.headers["etag"] ?? "")
         }
         #expect(etags.count == 1)
-        #expect(try compressions() == 1)
+        #expect(try await compressions() == 1)
 
         let bytes = try #require(FileManager.default.contents(atPath: path))
         func replace(with data: Data) {
@@ -179,23 +186,23 @@ struct ServeTests {
             #expect(rename(path + ".tmp", path) == 0)
         }
         replace(with: bytes)
-        let same = try curl(url, headers: ["Accept-Encoding": "gzip"])
+        let same = try await client.fetch(url, headers: ["Accept-Encoding": "gzip"])
         #expect(same.status == 200 && same.headers["etag"] == etags.first)
-        #expect(try compressions() == 1, "the same bytes were compressed again")
+        #expect(try await compressions() == 1, "the same bytes were compressed again")
 
         replace(with: bytes + Data("X-EXTRA:1\r\n".utf8))
-        let changed = try curl(url, headers: ["Accept-Encoding": "gzip"])
+        let changed = try await client.fetch(url, headers: ["Accept-Encoding": "gzip"])
         #expect(changed.status == 200 && changed.headers["etag"] != etags.first)
-        #expect(try curl(url, headers: ["Accept-Encoding": "gzip"]).status == 200)
-        #expect(try compressions() == 2)
-        #expect(server.stop() == 0)
+        #expect(try await client.fetch(url, headers: ["Accept-Encoding": "gzip"]).status == 200)
+        #expect(try await compressions() == 2)
+        }
     }
 
-    @Test func noPathLeavesTheFeedDirectory() throws {
+    @Test func noPathLeavesTheFeedDirectory() async throws {
         let box = try preparedSandbox()
         try "SECRET-OUTSIDE".write(toFile: box.path("secret.ics"), atomically: true, encoding: .utf8)
         #expect(symlink(box.path("secret.ics"), box.path("feeds/link.ics")) == 0)
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        try await inProcess(box) { client in
         let attempts = [
             "/feeds/../secret.ics", "/feeds/%2e%2e/secret.ics", "/feeds/%2E%2E%2Fsecret.ics", "/feeds/..%2fsecret.ics",
             "/feeds/%2e%2e%2f%2e%2e%2fetc%2fpasswd", "/feeds//etc/passwd", "/feeds/%2fetc%2fpasswd", "/feeds/%2Fetc%2Fpasswd",
@@ -203,155 +210,161 @@ struct ServeTests {
             "/feeds/%00secret.ics", "/feeds/..\\secret.ics",
         ]
         for path in attempts {
-            let r = try curl(server.base + path)
+            let r = try await client.fetch(path)
             #expect(r.status == 404 || r.status == 400, "\(path): \(r.status)")
             #expect(!r.text.contains("SECRET-OUTSIDE"), "\(path) served the secret")
             #expect(!r.text.contains("root:"), "\(path) served /etc/passwd")
         }
+        }
     }
 
-    @Test func guidePagesEscapeEveryText() throws {
+    @Test func guidePagesEscapeEveryText() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        let home = try curl(server.base + "/")
+        try await inProcess(box) { client in
+        let home = try await client.fetch("/")
         #expect(home.status == 200)
         #expect(home.text.contains("Alpha One"))
         // The grid marks what is on now, and its title links to the programme's page.
         #expect(home.text.contains("<li class=\"p s30 now\"><span class=\"time\">Now</span> <a class=\"title\" href=\"/programmes/alpha.test/"))
         #expect(home.text.contains("\">Show \(onNow())</a>"))
-        #expect(home.text.contains("webcal://127.0.0.1:\(server.port)/feeds/alpha.test.ics"))
+        #expect(home.text.contains("webcal://localhost/feeds/alpha.test.ics"))
         #expect(home.headers["content-security-policy"]?.contains("default-src 'none'") == true)
         #expect(home.headers["content-security-policy"]?.contains("unsafe-inline") == false)
-        for page in [home, try curl(server.base + "/channels/evil.test"), try curl(server.base + "/search?q=alert"),
-                     try curl(server.base + "/model/Programme?sort=title"), try curl(server.base + "/model/Channel")] {
+        for page in [home, try await client.fetch("/channels/evil.test"), try await client.fetch("/search?q=alert"),
+                     try await client.fetch("/model/Programme?sort=title"), try await client.fetch("/model/Channel")] {
             #expect(page.status == 200)
             #expect(!page.text.contains("<script"), "unescaped script")
             #expect(!page.text.contains("<b>\"Channel"), "unescaped channel name")
             #expect(!page.text.contains("<img src=x"), "unescaped description")
         }
-        #expect(try curl(server.base + "/channels/evil.test").text.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;"))
-        #expect(try curl(server.base + "/search?q=show%201").text.contains("Show 11"))
-        #expect(try curl(server.base + "/channels/nope.test").status == 404)
+        #expect(try await client.fetch("/channels/evil.test").text.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;"))
+        #expect(try await client.fetch("/search?q=show%201").text.contains("Show 11"))
+        #expect(try await client.fetch("/channels/nope.test").status == 404)
+        }
     }
 
-    @Test func modelPagesListFilterSortAndShowOne() throws {
+    @Test func modelPagesListFilterSortAndShowOne() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        let index = try curl(server.base + "/model")
+        try await inProcess(box) { client in
+        let index = try await client.fetch("/model")
         for entity in ["Channel", "Programme", "Credit", "Category"] { #expect(index.text.contains("/model/\(entity)\"")) }
-        let channels = try curl(server.base + "/model/Channel")
+        let channels = try await client.fetch("/model/Channel")
         #expect(channels.text.contains("2 objects"))
         #expect(channels.text.contains("alpha.test"))
-        let filtered = try curl(server.base + "/model/Programme?title=Show%203")
+        let filtered = try await client.fetch("/model/Programme?title=Show%203")
         #expect(filtered.text.contains("1 object ·"))
-        let sorted = try curl(server.base + "/model/Programme?sort=title&desc=1")
+        let sorted = try await client.fetch("/model/Programme?sort=title&desc=1")
         let titles = ["Show 9", "Show 11"].map { sorted.text.range(of: $0)?.lowerBound }
         #expect(titles[0] != nil && titles[1] != nil && titles[0]! < titles[1]!)
-        #expect(try curl(server.base + "/model/Programme?length=abc").status == 400)
-        #expect(try curl(server.base + "/model/Programme?nope=1").status == 400)
-        let paged = try curl(server.base + "/model/Programme?page=2")
+        #expect(try await client.fetch("/model/Programme?length=abc").status == 400)
+        #expect(try await client.fetch("/model/Programme?nope=1").status == 400)
+        let paged = try await client.fetch("/model/Programme?page=2")
         #expect(paged.text.contains("Page 1 of 1") == false)
-        let detail = try curl(server.base + "/model/Channel/alpha.test")
+        let detail = try await client.fetch("/model/Channel/alpha.test")
         #expect(detail.status == 200)
         #expect(detail.text.contains("Alpha One"))
         #expect(detail.text.contains("programmes (12)"))
-        #expect(try curl(server.base + "/model/Nope").status == 404)
-        #expect(try curl(server.base + "/model/Channel/missing.test").status == 404)
+        #expect(try await client.fetch("/model/Nope").status == 404)
+        #expect(try await client.fetch("/model/Channel/missing.test").status == 404)
+        }
     }
 
-    @Test func editsNeedTheTokenAndCSRFAndUndoReverts() throws {
+    @Test func editsNeedTheTokenAndCSRFAndUndoReverts() async throws {
         let box = try preparedSandbox(extra: ", \"serve\": {\"token\": \"s3cret-token\"}")
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        let detail = server.base + "/model/Channel/alpha.test"
-        func customName() throws -> String? {
-            let page = try curl(detail).text
+        try await inProcess(box) { client in
+        let detail = "/model/Channel/alpha.test"
+        func customName() async throws -> String? {
+            let page = try await client.fetch(detail).text
             // Read-only view: the value is the cell after the attribute's name.
             guard let r = page.range(of: "<th>customName</th><td>") else { return nil }
             return String(page[r.upperBound...].prefix { $0 != " " && $0 != "<" })
         }
         // Without any credential: 401, nothing changed.
-        #expect(try curl(detail, form: [("customName", "Hacked")]).status == 401)
-        #expect(try customName() == "")
+        #expect(try await client.fetch(detail, form: [("customName", "Hacked")]).status == 401)
+        #expect(try await customName() == "")
         // A wrong bearer token: 401.
-        #expect(try curl(detail, headers: ["Authorization": "Bearer wrong"], form: [("customName", "Hacked")]).status == 401)
+        #expect(try await client.fetch(detail, headers: ["Authorization": "Bearer wrong"], form: [("customName", "Hacked")]).status == 401)
         // A bad value: 400 naming the attribute, nothing saved.
-        let bad = try curl(detail, headers: ["Authorization": "Bearer s3cret-token"], form: [("customName", "Fine"), ("favourite", "maybe")])
+        let bad = try await client.fetch(detail, headers: ["Authorization": "Bearer s3cret-token"], form: [("customName", "Fine"), ("favourite", "maybe")])
         #expect(bad.status == 400)
         #expect(bad.text.contains("favourite"))
-        #expect(try customName() == "")
+        #expect(try await customName() == "")
         // A whitelisted attribute cannot be set from the page.
-        #expect(try curl(detail, headers: ["Authorization": "Bearer s3cret-token"], form: [("displayName", "X")]).status == 400)
+        #expect(try await client.fetch(detail, headers: ["Authorization": "Bearer s3cret-token"], form: [("displayName", "X")]).status == 400)
         // The bearer token: saved, recorded as a change file.
-        let saved = try curl(detail, headers: ["Authorization": "Bearer s3cret-token"], form: [("customName", "Mine")])
+        let saved = try await client.fetch(detail, headers: ["Authorization": "Bearer s3cret-token"], form: [("customName", "Mine")])
         #expect(saved.status == 303)
-        #expect(try customName() == "Mine")
-        #expect(try curl(server.base + "/").text.contains("Mine"))
+        #expect(try await customName() == "Mine")
+        #expect(try await client.fetch("/").text.contains("Mine"))
 
         // A session: sign in, then a form without its CSRF token is refused.
-        let jar = box.path("cookies.txt")
-        let login = try curl(server.base + "/login", form: [("token", "s3cret-token")], cookieJar: jar)
+        let jar = CookieJar()
+        let login = try await client.fetch("/login", form: [("token", "s3cret-token")], cookies: jar)
         #expect(login.status == 303)
         #expect(login.headers["set-cookie"]?.contains("HttpOnly") == true)
         #expect(login.headers["set-cookie"]?.contains("SameSite=Strict") == true)
-        #expect(try curl(server.base + "/login", form: [("token", "nope")]).status == 401)
-        let form = try curl(detail, cookieJar: jar).text
+        #expect(try await client.fetch("/login", form: [("token", "nope")]).status == 401)
+        let form = try await client.fetch(detail, cookies: jar).text
         #expect(form.contains("name=\"customName\""))
         #expect(!form.contains("name=\"displayName\""))   // whitelisted: read-only
         let csrfRange = try #require(form.range(of: "name=\"csrf\" value=\""))
         let csrf = String(form[csrfRange.upperBound...].prefix { $0 != "\"" })
-        #expect(try curl(detail, form: [("customName", "NoCSRF")], cookieJar: jar).status == 403)
-        #expect(try customName() == "Mine")
-        #expect(try curl(detail, form: [("csrf", csrf), ("customName", "Second")], cookieJar: jar).status == 303)
-        #expect(try customName() == "Second")
+        #expect(try await client.fetch(detail, form: [("customName", "NoCSRF")], cookies: jar).status == 403)
+        #expect(try await customName() == "Mine")
+        #expect(try await client.fetch(detail, form: [("csrf", csrf), ("customName", "Second")], cookies: jar).status == 303)
+        #expect(try await customName() == "Second")
         // Undo reverts the last edit, then the one before.
-        #expect(try curl(server.base + "/undo", form: [("csrf", csrf)], cookieJar: jar).status == 200)
-        #expect(try customName() == "Mine")
+        #expect(try await client.fetch("/undo", form: [("csrf", csrf)], cookies: jar).status == 200)
+        #expect(try await customName() == "Mine")
         // Redo puts it back; a second redo has nothing left to redo.
-        #expect(try curl(server.base + "/redo", form: [("csrf", csrf)], cookieJar: jar).status == 200)
-        #expect(try customName() == "Second")
-        #expect(try curl(server.base + "/redo", form: [("csrf", csrf)], cookieJar: jar).status == 409)
-        #expect(try curl(server.base + "/undo", form: [("csrf", csrf)]).status == 401)
-        #expect(try curl(server.base + "/redo", form: [("csrf", csrf)]).status == 401)
+        #expect(try await client.fetch("/redo", form: [("csrf", csrf)], cookies: jar).status == 200)
+        #expect(try await customName() == "Second")
+        #expect(try await client.fetch("/redo", form: [("csrf", csrf)], cookies: jar).status == 409)
+        #expect(try await client.fetch("/undo", form: [("csrf", csrf)]).status == 401)
+        #expect(try await client.fetch("/redo", form: [("csrf", csrf)]).status == 401)
+        }
     }
 
-    @Test func withoutATokenTheServerIsReadOnly() throws {
+    @Test func withoutATokenTheServerIsReadOnly() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        let r = try curl(server.base + "/model/Channel/alpha.test", headers: ["Authorization": "Bearer anything"], form: [("hidden", "true")])
+        try await inProcess(box) { client in
+        let r = try await client.fetch("/model/Channel/alpha.test", headers: ["Authorization": "Bearer anything"], form: [("hidden", "true")])
         #expect(r.status == 403)
-        #expect(try curl(server.base + "/").text.contains("Alpha One"))
-        #expect(try curl(server.base + "/login").status == 403)
+        #expect(try await client.fetch("/").text.contains("Alpha One"))
+        #expect(try await client.fetch("/login").status == 403)
+        }
     }
 
-    @Test func aConfigModuleAttributeIsEditableWithNoCode() throws {
+    @Test func aConfigModuleAttributeIsEditableWithNoCode() async throws {
         let module = ", \"serve\": {\"token\": \"t\"}, \"modules\": [{\"name\": \"mine\", \"entities\": [{\"name\": \"Programme\", \"placeholder\": true, \"attributes\": [{\"name\": \"stars\", \"type\": \"integer\"}]}, {\"name\": \"Recording\", \"identifier\": [\"label\"], \"attributes\": [{\"name\": \"label\", \"type\": \"string\", \"optional\": false}, {\"name\": \"keep\", \"type\": \"bool\"}]}]}]"
         let box = try preparedSandbox(extra: module)
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        #expect(try curl(server.base + "/model").text.contains("/model/Recording\""))
-        #expect(try curl(server.base + "/model/Recording").status == 200)
-        let list = try curl(server.base + "/model/Programme?title=Show%204").text
+        try await inProcess(box) { client in
+        #expect(try await client.fetch("/model").text.contains("/model/Recording\""))
+        #expect(try await client.fetch("/model/Recording").status == 200)
+        let list = try await client.fetch("/model/Programme?title=Show%204").text
         let link = try #require(list.range(of: "href=\"/model/Programme/%23"))
         let path = "/model/Programme/%23" + String(list[link.upperBound...].prefix { $0.isNumber })
-        let jar = box.path("jar")
-        #expect(try curl(server.base + "/login", form: [("token", "t")], cookieJar: jar).status == 303)
-        let page = try curl(server.base + path, cookieJar: jar).text
+        let jar = CookieJar()
+        #expect(try await client.fetch("/login", form: [("token", "t")], cookies: jar).status == 303)
+        let page = try await client.fetch(path, cookies: jar).text
         #expect(page.contains("<input type=\"number\" step=\"1\" name=\"stars\""))
         #expect(page.contains("type=\"checkbox\" name=\"reminder\""))
         let csrfRange = try #require(page.range(of: "name=\"csrf\" value=\""))
         let csrf = String(page[csrfRange.upperBound...].prefix { $0 != "\"" })
-        let bad = try curl(server.base + path, form: [("csrf", csrf), ("stars", "lots")], cookieJar: jar)
+        let bad = try await client.fetch(path, form: [("csrf", csrf), ("stars", "lots")], cookies: jar)
         #expect(bad.status == 400)
         #expect(bad.text.contains("stars"))
-        #expect(try curl(server.base + path, form: [("csrf", csrf), ("stars", "4")], cookieJar: jar).status == 303)
-        #expect(try curl(server.base + path).text.contains("<th>stars</th><td>4 "))
+        #expect(try await client.fetch(path, form: [("csrf", csrf), ("stars", "4")], cookies: jar).status == 303)
+        #expect(try await client.fetch(path).text.contains("<th>stars</th><td>4 "))
+        }
     }
 
-    @Test func healthFollowsTheRunLogAndMetricsCountObjects() throws {
+    @Test func healthFollowsTheRunLogAndMetricsCountObjects() async throws {
         let box = try preparedSandbox()
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
-        let health = try curl(server.base + "/healthz")
+        try await inProcess(box) { client in
+        let health = try await client.fetch("/healthz")
         #expect(health.status == 200, "\(health.text)")
-        let metrics = try curl(server.base + "/metrics")
+        let metrics = try await client.fetch("/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("tvimport_objects{entity=\"Channel\"} 2"))
         #expect(metrics.text.contains("tvimport_source_objects{"))
@@ -359,13 +372,15 @@ struct ServeTests {
         #expect(metrics.text.contains("tvimport_serve_requests_total"))
         // A failed run: 503.
         try box.write("guide.xml", "not xml")
-        #expect(try box.run(["run", "--config", "c.json", "--quiet"]).status != 0)
-        #expect(try curl(server.base + "/healthz").status == 503)
+        #expect(try box.nightlyRun() != .success)
+        #expect(try await client.fetch("/healthz").status == 503)
+        }
     }
 
     /// A run while the server is under load (four clients asking for `/` back to back): no
     /// request fails, and `/` shows the new guide after the run commits, with no restart.
-    @Test func aRunDuringLoadShowsAfterItsCommitWithNoFailedRequest() throws {
+    @Test(.enabled(if: binaryBuilt, "needs the built tvimport binary (swift build)"), .enabled(if: curlInstalled, "needs curl (scripts/install-deps)"))
+    func aRunDuringLoadShowsAfterItsCommitWithNoFailedRequest() throws {
         let box = try preparedSandbox()
         let server = try ServerProcess(box, arguments: ["--config", "c.json"])
         #expect(try curl(server.base + "/").text.contains("Show \(onNow())<"))
@@ -404,19 +419,21 @@ struct ServeTests {
         #expect(server.stop() == 0)
     }
 
-    @Test func limitsRefuseOversizedForms() throws {
+    @Test func limitsRefuseOversizedForms() async throws {
         let box = try preparedSandbox(extra: ", \"serve\": {\"token\": \"t\"}")
-        let server = try ServerProcess(box, arguments: ["--config", "c.json"])
+        try await inProcess(box) { client in
         try box.write("huge.txt", String(repeating: "x", count: 400_000))
-        let r = try curl(server.base + "/model/Channel/alpha.test", headers: ["Authorization": "Bearer t"], formFile: ("customName", box.path("huge.txt")))
+        let r = try await client.fetch("/model/Channel/alpha.test", headers: ["Authorization": "Bearer t"], formFile: ("customName", box.path("huge.txt")))
         #expect(r.status == 413)
+        }
     }
 
     /// The hostile corpus of scripts/hostile (XXE, traversal ids, iCalendar injection, markup,
     /// quotes, C1 and bidi controls, a 9 MB title of markup) imported, each input as its own
     /// source, then through every page kind: `/`, each channel page `/` links to, `/search`,
     /// `/model/Programme`, object pages. Every text stays text, and pages stay small and quick.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3 to generate scripts/hostile's corpus"))
+    @Test(.enabled(if: binaryBuilt, "needs the built tvimport binary (swift build)"), .enabled(if: curlInstalled, "needs curl (scripts/install-deps)"),
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "needs python3 to generate scripts/hostile's corpus"))
     func theHostileCorpusGoesThroughThePages() throws {
         let box = try ServeSandbox()
         let corpus = box.path("corpus")

@@ -1,4 +1,11 @@
 import Foundation
+import Hummingbird
+import HTTPTypes
+import HummingbirdTesting
+import Job
+import enum Job.ExitStatus
+import NIOCore
+import Serve
 import TestSupport
 import Testing
 #if canImport(Glibc)
@@ -20,7 +27,7 @@ struct Output {
 
 /// A fresh temporary directory with a guide imported and exported: two channels, one of them
 /// with hostile names and titles.
-final class ServeSandbox {
+final class ServeSandbox: Sendable {
     let dir: URL
     init() throws {
         // A server or browser that exits first must not kill the test process with SIGPIPE.
@@ -148,17 +155,86 @@ func makeGuide(titlePrefix: String = "Show", evilTitle: String = "<script>alert(
         programmes: programmes)
 }
 
-/// A config with one source, a database and a feed directory in the sandbox.
+/// A config with one source, a database and a feed directory in the sandbox (absolute paths:
+/// the same files whether a process in the sandbox or this process reads it).
 func makeConfig(_ box: ServeSandbox, extra: String = "") -> String {
-    "{\"database\": \"tv.sqlite\", \"output\": \"feeds\", \"sources\": [{\"name\": \"g\", \"url\": \"\(box.path("guide.xml"))\"}]\(extra)}"
+    "{\"database\": \"\(box.path("tv.sqlite"))\", \"output\": \"\(box.path("feeds"))\", \"sources\": [{\"name\": \"g\", \"url\": \"\(box.path("guide.xml"))\"}]\(extra)}"
 }
 
-/// A sandbox after one nightly run of the generated guide.
+/// A sandbox after one nightly run of the generated guide (the Job library, in this process).
 func preparedSandbox(extra: String = "") throws -> ServeSandbox {
     let box = try ServeSandbox()
     try box.write("guide.xml", makeGuide())
     try box.write("c.json", makeConfig(box, extra: extra))
-    let r = try box.run(["run", "--config", "c.json", "--quiet"])
-    #expect(r.status == 0, "run: \(r.stderr)")
+    let status = try box.nightlyRun()
+    #expect(status == .success, "run: \(status)")
     return box
+}
+
+extension ServeSandbox {
+    /// The nightly job of `config` (quiet), called in this process: its exit status.
+    func nightlyRun(config: String = "c.json", force: Bool = false) throws -> ExitStatus {
+        var job = NightlyJob(config: try JobConfig.load(path: path(config)))
+        job.flags.quiet = true
+        job.flags.force = force
+        return try job.run().status
+    }
+}
+
+/// The server of `box`'s config in this process (HummingbirdTesting): `.router` answers through
+/// the routes with no socket; `.live` listens on a free loopback port (`client.port`) for what
+/// needs a real connection (the feeds' event-loop answers, pipelining, a client's address).
+func inProcess(_ box: ServeSandbox, _ setup: TestingSetup = .router, config: String = "c.json",
+               _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    let config = try JobConfig.load(path: box.path(config), requireSources: false)
+    try await inProcess(options: try ServeOptions(config: config, environment: [:]), setup, test)
+}
+
+/// The server of `options` in this process.
+func inProcess(options: ServeOptions, _ setup: TestingSetup = .router,
+               _ test: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+    try await ServeServer.application(options: options).test(setup, test)
+}
+
+/// Cookies a server set, sent back with the next requests (curl's cookie jar, for `fetch`).
+final class CookieJar: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cookies: [String: String] = [:]
+
+    var header: String? { lock.withLock { cookies.isEmpty ? nil : cookies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; ") } }
+
+    func take(_ setCookie: String) {
+        guard let pair = setCookie.split(separator: ";").first, let equals = pair.firstIndex(of: "=") else { return }
+        let name = pair[..<equals].trimmingCharacters(in: .whitespaces), value = String(pair[pair.index(after: equals)...])
+        let expired = setCookie.lowercased().contains("max-age=0")
+        lock.withLock { cookies[name] = expired ? nil : value }
+    }
+}
+
+extension TestClientProtocol {
+    /// One request as `curl` sends it (a form is POSTed URL-encoded), its answer as `HTTPResult`:
+    /// a test reads the same through the router or a socket.
+    func fetch(_ path: String, method: String? = nil, headers: [String: String] = [:], form: [(String, String)]? = nil,
+               formFile: (name: String, path: String)? = nil, cookies: CookieJar? = nil) async throws -> HTTPResult {
+        var fields = HTTPFields()
+        for (name, value) in headers { fields.append(HTTPField(name: try #require(HTTPField.Name(name)), value: value)) }
+        if let cookie = cookies?.header { fields[.cookie] = cookie }
+        var pairs = form ?? []
+        if let formFile { pairs.append((formFile.name, try String(contentsOfFile: formFile.path, encoding: .utf8))) }
+        var body: ByteBuffer?
+        if form != nil || formFile != nil {
+            let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+            let encoded = pairs.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "")" }.joined(separator: "&")
+            body = ByteBuffer(string: encoded)
+            fields[.contentType] = "application/x-www-form-urlencoded"
+        }
+        let verb = method.map { HTTPRequest.Method($0)! } ?? (body == nil ? .get : .post)
+        let response = try await execute(uri: path, method: verb, headers: fields, body: body)
+        var map: [String: String] = [:]
+        for field in response.headers {
+            map[field.name.canonicalName] = field.value
+            if field.name == .setCookie { cookies?.take(field.value) }
+        }
+        return HTTPResult(status: response.status.code, headers: map, body: Data(response.body.readableBytesView))
+    }
 }
