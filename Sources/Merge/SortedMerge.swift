@@ -104,6 +104,12 @@ public final class SortedMerge {
     let stamps: [String: UpdateStamp]
     /// Tallies per entity name.
     public private(set) var tallies: [String: MergeTally] = [:]
+    /// When true, each merge keeps the incoming objects it resolved (to insert them or compare
+    /// them with their stored rows) in `resolved`, by their index in its `incoming`, until the
+    /// next merge: a caller that makes more of the same objects (the resolution of a shared
+    /// channel, from the block just merged) takes them from there instead of decoding them again.
+    public var keepsResolved = false
+    public private(set) var resolved: [Int: IncomingObject] = [:]
 
     private var insertPositionCache: [ObjectIdentifier: [(Int, Value)]] = [:]
     /// `insertValues` as row positions of the layout's entity.
@@ -145,6 +151,7 @@ public final class SortedMerge {
                       isTopLevel: Bool = true, beforeResolving: (([Int]) throws -> Void)? = nil) throws -> MergeTally {
         var tally = MergeTally()
         let entity = layout.entity
+        if keepsResolved { resolved.removeAll(keepingCapacity: true) }
         var steps: [Step] = []
         var storedKeys = layout.identifierKeys
         if let hashKey = layout.hashKey { storedKeys.append(hashKey) }
@@ -223,9 +230,11 @@ public final class SortedMerge {
         for step in steps {
             switch step {
             case let .update(i, stored):
-                if try update(stored, with: incoming[i], layout, readAtOnce) { tally.updated += 1 } else { tally.unchanged += 1 }
+                if try update(stored, with: incoming[i], layout, readAtOnce, index: i) { tally.updated += 1 } else { tally.unchanged += 1 }
             case let .insert(i):
-                try insert(try incoming[i].resolved(), layout, parent: parent, isTopLevel: isTopLevel)
+                let object = try incoming[i].resolved()
+                if keepsResolved { resolved[i] = object }
+                try insert(object, layout, parent: parent, isTopLevel: isTopLevel)
                 tally.inserted += 1
             case let .delete(id):
                 try context.delete(id)
@@ -343,7 +352,7 @@ public final class SortedMerge {
     /// compared the hashes: when the layout has one, they differ.) Owned members are merged first,
     /// so that the object's one update carries its stamp for them too.
     private func update(_ stored: FetchedObject, with incoming: IncomingObject, _ layout: MergeLayout,
-                        _ readAtOnce: StoredAtOnce? = nil) throws -> Bool {
+                        _ readAtOnce: StoredAtOnce? = nil, index: Int? = nil) throws -> Bool {
         // With a hash, `current` is read with `layout.updateKeys` (the whitelist first, in order)
         // and the stamp's keys.
         let positional = layout.hashKey != nil
@@ -356,6 +365,7 @@ public final class SortedMerge {
             current = full
         }
         let object = try incoming.resolved()
+        if keepsResolved, let index { resolved[index] = object }
         var changes: [String: Value] = [:]
         var changed = Set<String>()   // attributes and owned relationships
         for (j, (name, position)) in layout.overwritable.enumerated() {

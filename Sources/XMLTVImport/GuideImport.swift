@@ -191,6 +191,8 @@ public final class GuideImporter {
                             deletable: { $0["source"] == .string(source) },
                             stamps: options.updateStamps)
         sourceMerge = SortedMerge(context: context, insertValues: ["source": .string(source)])
+        // The resolution of a block's shared channel takes the programmes this merge decoded.
+        sourceMerge.keepsResolved = true
         // The report reads what the merge changed from the context's change stream: channels
         // always (their updates are counted), programmes when every change is wanted.
         collector = MergeChangeCollector(layouts: options.collectChanges
@@ -412,7 +414,7 @@ public final class GuideImporter {
         collector.isPaused = true
         defer { collector.isPaused = false }
         let merged = GuideResolver.MergedBlock(source: options.source, window: block.windowStart..<block.windowEnd,
-                                               programmes: block.incoming, stops: block.stops)
+                                               programmes: block.incoming, stops: block.stops, decoded: sourceMerge.resolved)
         if try !sharedResolver().resolveProgrammes(of: id, changed: ranges, merged: merged) { resolveLater(id, whole: true) }
     }
 

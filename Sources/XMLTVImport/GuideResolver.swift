@@ -99,6 +99,9 @@ public final class GuideResolver {
         var programmes: [IncomingObject]
         /// Each programme's stop (an undecoded programme's values hold only its identifier).
         var stops: [Int64?]
+        /// The programmes the source's merge has already decoded, by index
+        /// (`SortedMerge.resolved`): not decoded a second time for the shown rows.
+        var decoded: [Int: IncomingObject] = [:]
     }
 
     /// Resolves the programmes of one shared channel where `changed` says its source programmes
@@ -215,7 +218,7 @@ public final class GuideResolver {
         // merge has found which they are.
         let whole = firstTime || changed == nil
         let sourceProgrammes = SourceRows(context, channels: levels.map(\.channel), wholeChannels: whole,
-                                          merged: merged?.programmes ?? [])
+                                          merged: merged?.programmes ?? [], decoded: merged?.decoded ?? [:])
         var incoming: [IncomingObject] = []
         incoming.reserveCapacity(shown.count)
         var makings: [[(level: Int, rowID: Int64)]] = []   // per incoming: the winner, then the fillers
@@ -359,13 +362,17 @@ private final class SourceRows: @unchecked Sendable {
     let channels: [ObjectID]
     let wholeChannels: Bool
     let merged: [IncomingObject]
+    /// Those of `merged` already decoded, by index.
+    let decoded: [Int: IncomingObject]
     private var loaded: [[Int64: IncomingObject]?]
 
-    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool, merged: [IncomingObject] = []) {
+    init(_ context: ObjectContext, channels: [ObjectID], wholeChannels: Bool, merged: [IncomingObject] = [],
+         decoded: [Int: IncomingObject] = [:]) {
         self.context = context
         self.channels = channels
         self.wholeChannels = wholeChannels
         self.merged = merged
+        self.decoded = decoded
         loaded = channels.map { _ in nil }
     }
 
@@ -381,7 +388,8 @@ private final class SourceRows: @unchecked Sendable {
 
     func programme(_ rowID: Int64, level: Int) throws -> IncomingObject? {
         if rowID < 0 {
-            let p = try merged[Int(-1 - rowID)].resolved()
+            let index = Int(-1 - rowID)
+            let p = try decoded[index] ?? merged[index].resolved()
             return IncomingObject(values: p.values, children: p.children)
         }
         if let known = announced[rowID] { return known }

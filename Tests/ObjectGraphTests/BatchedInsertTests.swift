@@ -85,6 +85,36 @@ import Testing
         }
     }
 
+    /// A flush writes full statements, then the tail in powers of two: every tail length
+    /// (1 to 130 rows, past two full statements of credits) writes each row once, in order.
+    @Test func everyTailLengthOfAFlushWritesEachRowOnce() throws {
+        let store = try Guide.store()
+        let ids = try store.write { (context: ObjectContext) throws -> [ObjectID] in
+            let channel = try context.insert("Channel", ["id": .string("c")])
+            var ids: [ObjectID] = []
+            for length in 1...130 {
+                let programme = try context.insert("Programme", ["title": .string("P\(length)")], related: ["channel": channel])
+                ids.append(programme)
+                for i in 0..<length {
+                    ids.append(try context.insert("Credit", ["person": .string("\(length).\(i)")], related: ["programme": programme]))
+                }
+                try context.processPendingChanges()
+            }
+            return ids
+        }.result
+        try store.read { (context: ObjectContext) throws in
+            let programmes = try context.fetchAll("Programme", orderBy: [SortKey(Schema.rowIDColumn)])
+            #expect(programmes.count == 130)
+            for (n, programme) in programmes.enumerated() {
+                let credits = try context.fetchAll("Credit", where: .related("programme", programme.id), orderBy: [SortKey(Schema.rowIDColumn)])
+                #expect(credits.map { $0["person"] } == (0..<(n + 1)).map { .string("\(n + 1).\($0)") })
+            }
+            #expect(try context.count("Credit") == (1...130).reduce(0, +))
+            #expect(try (context.fetchAll("Programme") + context.fetchAll("Credit")).map(\.id).sorted { $0.description < $1.description }
+                    == ids.sorted { $0.description < $1.description })
+        }
+    }
+
     @Test func aRowThatSQLiteRefusesFailsTheWholeTransaction() throws {
         let store = try Guide.store()
         #expect(throws: (any Error).self) {

@@ -519,6 +519,17 @@ public final class ObjectContext {
             self.foreignKeys = foreignKeys
         }
 
+        /// How many of `left` rows the next INSERT writes: `rowsPerStatement`, or a shorter tail
+        /// in powers of two (largest first), so that a context prepares a few statements per
+        /// table rather than one for every tail length it meets (a first import met about a
+        /// hundred, each costing as much to prepare as writing a few hundred rows).
+        func rowsInNextStatement(of left: Int) -> Int {
+            if left >= rowsPerStatement { return rowsPerStatement }
+            var power = 1
+            while power * 2 <= left { power *= 2 }
+            return power
+        }
+
         func statement(rows: Int, _ db: Database) throws -> Statement {
             if let known = statements[rows] { return known }
             let made = try db.makeStatement(sql: sqlHead + Array(repeating: rowPlaceholders, count: rows).joined(separator: ", "))
@@ -609,7 +620,7 @@ public final class ObjectContext {
             defer { plan.pending.removeAll(keepingCapacity: true) }
             var row = 0
             while row < plan.pending.count {
-                let rows = min(plan.rowsPerStatement, plan.pending.count - row)
+                let rows = plan.rowsInNextStatement(of: plan.pending.count - row)
                 try RawStatement.execute(try plan.statement(rows: rows, db), in: db, rows: plan.pending[row..<(row + rows)], lead: plan.leadValues)
                 row += rows
             }
@@ -1009,25 +1020,29 @@ public final class ObjectContext {
 
     /// Owners per member query (`ObjectPredicate.isIn` pads a list to a power of two).
     private static let ownersPerMemberQuery = 512
-    /// Rows per DELETE statement (a shorter list is padded with its first row id).
+    /// Rows per DELETE statement at most; a shorter list is padded with its first row id to a
+    /// power of two (SQLite builds the `IN` list's table from every value: a merge's lone
+    /// deleted programme cost ten times more in a list of 64).
     private static let rowsPerDelete = 64
-    private var deleteStatements: [String: Statement] = [:]
+    private var deleteStatements: [String: [Int: Statement]] = [:]
 
     private func deleteRows(_ rowIDs: [Int64], from table: String) throws {
-        let statement: Statement
-        if let known = deleteStatements[table] {
-            statement = known
-        } else {
-            statement = try db.makeStatement(sql: "DELETE FROM \(quote(table)) WHERE \(quote(Schema.rowIDColumn)) IN ("
-                                             + Array(repeating: "?", count: Self.rowsPerDelete).joined(separator: ", ") + ")")
-            deleteStatements[table] = statement
-        }
         var start = 0
         while start < rowIDs.count {
             let chunk = rowIDs[start..<min(start + Self.rowsPerDelete, rowIDs.count)]
             start += Self.rowsPerDelete
+            var size = 1
+            while size < chunk.count { size *= 2 }
+            let statement: Statement
+            if let known = deleteStatements[table]?[size] {
+                statement = known
+            } else {
+                statement = try db.makeStatement(sql: "DELETE FROM \(quote(table)) WHERE \(quote(Schema.rowIDColumn)) IN ("
+                                                 + Array(repeating: "?", count: size).joined(separator: ", ") + ")")
+                deleteStatements[table, default: [:]][size] = statement
+            }
             var values = chunk.map { Value.integer($0) }
-            values += Array(repeating: values[0], count: Self.rowsPerDelete - values.count)
+            values += Array(repeating: values[0], count: size - values.count)
             try RawStatement.execute(statement, in: db, values: values[...])
         }
     }
