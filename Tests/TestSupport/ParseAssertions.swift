@@ -2,6 +2,9 @@
 // (its AssertParse, AssertParseCommand, AssertErrorMessage and AssertHelp). Those helpers live in
 // its ArgumentParserTestHelpers, a target and not a product, which another package cannot import:
 // these are the same checks, written for swift-testing.
+// TestSupport is a plain target, so `swift build -c release` (scripts/setup, scripts/bench) builds it
+// too, where swift-testing is not there: these helpers exist only where tests are built.
+#if canImport(Testing)
 import ArgumentParser
 import Testing
 
@@ -97,3 +100,4 @@ private extension String {
         return text
     }
 }
+#endif
