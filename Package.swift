@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "JobTests", dependencies: ["Job", "ObjectGraph", "Playlists", "TestSupport"], exclude: ["Fixtures"]),
         // Publishing against moto's S3 server on loopback, checked with boto3 (both from .venv).
         .testTarget(name: "PublishTests", dependencies: ["Publish", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "Feeds", "Primitives", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")], exclude: ["browser_check.py", "guide_check.py", "image_server.py"]),
+        .testTarget(name: "ServeTests", dependencies: ["Serve", "Job", "ObjectGraph", "Feeds", "Primitives", "XMLTV", "TestSupport", .product(name: "HummingbirdTesting", package: "hummingbird")], exclude: ["browser_check.py", "guide_check.py", "image_server.py"]),
         .testTarget(name: "XMLTVExportTests", dependencies: ["XMLTVExport", "Playlists", "Merge", "XMLTVImport", "Listings", "ObjectGraph", "XMLTV", "Primitives", "TestSupport"]),
         // Every command's flags, defaults, conflicts and bad values, parsed in process.
         .testTarget(name: "TVImportCommandsTests", dependencies: [

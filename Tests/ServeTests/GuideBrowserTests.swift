@@ -1,5 +1,6 @@
 import Feeds
 import Foundation
+import Primitives
 import TestSupport
 import Testing
 
@@ -25,7 +26,7 @@ struct GuideBrowserTests {
         let programme = try sqlite(box, "SELECT c.xmltvId || '/' || p.start FROM Programme p JOIN Channel c ON c.rowid = p.channel WHERE p.start <= \(now) AND p.stop > \(now) AND p.icon IS NOT NULL AND p.desc IS NOT NULL ORDER BY c.xmltvId LIMIT 1")
         let parts = programme.split(separator: "/")
         try #require(parts.count == 2)
-        let programmePath = "/programmes/\(parts[0])/\(compactUTC(Int(parts[1])!))"
+        let programmePath = "/programmes/\(parts[0])/\(UTCTime.compact(Int64(Int(parts[1])!)))"
         try FileManager.default.createDirectory(atPath: Self.screenshots, withIntermediateDirectories: true)
         let result = try Subprocess.run(venvPython, [
             repoRoot.appendingPathComponent("Tests/ServeTests/guide_check.py").path, server.base, "guide-token", Self.screenshots,

@@ -2,10 +2,12 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Job
+import Primitives
 import enum Job.ExitStatus
 import Serve
 import TestSupport
 import Testing
+import XMLTV
 
 /// Tests/ServeTests/image_server.py on a free loopback port: the logo and picture hosts a guide
 /// names (no test reaches the network).
@@ -57,8 +59,8 @@ func freeviewToday(images: String) throws -> String {
         guard let whole = Range(match.range, in: text), let name = Range(match.range(at: 1), in: text),
               let digits = Range(match.range(at: 2), in: text) else { continue }
         result += text[last..<whole.lowerBound]
-        let shifted = try #require(utcSeconds(String(text[digits]))) + shift
-        result += "\(text[name])=\"\(compactUTC(shifted))"
+        let shifted = Int(try #require(XMLTVTime.parse(text[digits] + " +0000")).utc) + shift
+        result += "\(text[name])=\"\(UTCTime.compact(Int64(shifted)))"
         last = whole.upperBound
     }
     result += text[last...]
@@ -83,23 +85,6 @@ func freeviewToday(images: String) throws -> String {
     }
     result += text[last...]
     return result
-}
-
-func utcSeconds(_ compact: String) -> Int? {
-    let b = Array(compact.utf8).map { Int($0) - 48 }
-    guard b.count == 14, b.allSatisfy({ (0...9).contains($0) }) else { return nil }
-    func n(_ r: Range<Int>) -> Int { r.reduce(0) { $0 * 10 + b[$1] } }
-    var components = DateComponents()
-    (components.year, components.month, components.day, components.hour, components.minute, components.second) = (n(0..<4), n(4..<6), n(6..<8), n(8..<10), n(10..<12), n(12..<14))
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC")!
-    return calendar.date(from: components).map { Int($0.timeIntervalSince1970) }
-}
-
-func compactUTC(_ seconds: Int) -> String {
-    var t = time_t(seconds), parts = tm()
-    gmtime_r(&t, &parts)
-    return String(format: "%04d%02d%02d%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
 }
 
 /// A sandbox after a nightly run of the moved Freeview guide: config `c.json` (absolute paths,

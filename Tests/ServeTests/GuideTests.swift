@@ -68,9 +68,9 @@ struct GuideTests {
             let inGrid = (min(Int(onNow[2])!, from + 3 * 3600) - max(Int(onNow[1])!, from) + 30) / 60
             #expect(abs(current.span - inGrid) <= 1, "span \(current.span), \(inGrid) minutes in the grid")
             // Every title links to its programme's page, and that page answers.
-            let link = try #require(page.range(of: "<a class=\"title\" href=\"/programmes/RTE2.ie/\(compactUTC(Int(onNow[1])!))\""), "now's title links")
+            let link = try #require(page.range(of: "<a class=\"title\" href=\"/programmes/RTE2.ie/\(UTCTime.compact(Int64(Int(onNow[1])!)))\""), "now's title links")
             #expect(!link.isEmpty)
-            let programme = try await client.execute(uri: "/programmes/RTE2.ie/\(compactUTC(Int(onNow[1])!))", method: .get)
+            let programme = try await client.execute(uri: "/programmes/RTE2.ie/\(UTCTime.compact(Int64(Int(onNow[1])!)))", method: .get)
             #expect(programme.status == .ok)
             #expect(text(programme).contains("<h1>\(HTML.escape(onNow[0]))</h1>"))
             // Later pages the grid on; nonsense is a 400.
@@ -93,20 +93,20 @@ struct GuideTests {
         #expect(others > 1)
         let start = Int(next[1])!, stop = Int(next[2])!
         try await inProcess(box) { client in
-            let response = try await client.execute(uri: "/programmes/\(next[0])/\(compactUTC(start))", method: .get)
+            let response = try await client.execute(uri: "/programmes/\(next[0])/\(UTCTime.compact(Int64(start)))", method: .get)
             #expect(response.status == .ok)
             let page = text(response)
             #expect(page.contains("<h1>Sky News Today</h1>"))
             // Times in the server's zone, the channel, the picture (served from here, with alt text).
             #expect(page.contains(LocalTime.dayName(Int64(start)) + ", " + LocalTime.hourMinute(Int64(start)) + "–" + LocalTime.hourMinute(Int64(stop))))
             #expect(page.contains(">Sky News</a>"))
-            #expect(page.contains("<img class=\"poster\" src=\"/pictures/\(next[0])/\(compactUTC(start))\" alt=\"Picture of Sky News Today\""))
+            #expect(page.contains("<img class=\"poster\" src=\"/pictures/\(next[0])/\(UTCTime.compact(Int64(start)))\" alt=\"Picture of Sky News Today\""))
             // The other airings, each a link to its page; and the subscription to all of them.
             #expect(page.components(separatedBy: "<li><span class=\"time\">").count - 1 == min(others, ProgrammePages.otherAiringsShown))
             let slug = ShowFeed.slug(for: "Sky News Today")
             #expect(page.range(of: "href=\"webcal://[^\"/]+/shows/\(slug).ics\">Subscribe to every airing of this title</a>", options: .regularExpression) != nil)
             // The picture: fetched once from its host, then served from memory.
-            let picture = try await client.execute(uri: "/pictures/\(next[0])/\(compactUTC(start))", method: .get)
+            let picture = try await client.execute(uri: "/pictures/\(next[0])/\(UTCTime.compact(Int64(start)))", method: .get)
             #expect(picture.status == .ok)
             #expect(picture.headers[.contentType] == "image/png")
             #expect(Array(picture.body.readableBytesView.prefix(4)) == [0x89, 0x50, 0x4E, 0x47])
@@ -200,8 +200,8 @@ struct GuideTests {
         let next = Int(try sqlite(box, "SELECT p.start FROM Programme p WHERE p.title = '\(title)' AND p.stop > \(now) ORDER BY p.start LIMIT 1"))!
         // The grab writes Irish time (+0000 in winter, +0100 in summer): its start as written. The
         // grab says its second day twice, and the last occurrence is the one imported: edit that.
-        let range = try #require(guide.range(of: "channel=\"SkyNews.ie\" start=\"\(compactUTC(next)) +0000\"", options: .backwards)
-                                 ?? guide.range(of: "channel=\"SkyNews.ie\" start=\"\(compactUTC(next + 3600)) +0100\"", options: .backwards))
+        let range = try #require(guide.range(of: "channel=\"SkyNews.ie\" start=\"\(UTCTime.compact(Int64(next))) +0000\"", options: .backwards)
+                                 ?? guide.range(of: "channel=\"SkyNews.ie\" start=\"\(UTCTime.compact(Int64(next + 3600))) +0100\"", options: .backwards))
         let end = try #require(guide.range(of: "</programme>", range: range.upperBound..<guide.endIndex))
         let titleRange = try #require(guide.range(of: "<title lang=\"en\">\(title)</title>", range: range.upperBound..<end.lowerBound))
         guide.replaceSubrange(titleRange, with: "<title lang=\"en\">\(title)</title><sub-title>Special</sub-title>")

@@ -17,20 +17,12 @@ import XMLTVExport
         let ids = (0..<40).map { String(format: "c%02d.example", $0) } + ["big.example", "big2.example"]
         for id in ids { xml += "<channel id=\"\(id)\"><display-name>\(id) &amp; co</display-name></channel>\n" }
         let day: Int64 = 1_893_456_000   // 2030-01-01
-        func time(_ t: Int64) -> String {
-            let d = Date(timeIntervalSince1970: TimeInterval(t))
-            let f = DateFormatter()
-            f.locale = Locale(identifier: "en_US_POSIX")
-            f.timeZone = TimeZone(identifier: "UTC")
-            f.dateFormat = "yyyyMMddHHmmss"
-            return f.string(from: d) + " +0000"
-        }
         for (c, id) in ids.enumerated() {
             let big = id.hasPrefix("big")
             let count = big ? 2500 : (c % 7) * 3 + 1
             for p in 0..<count {
                 let start = day + Int64(p) * 1800
-                xml += "<programme start=\"\(time(start))\" stop=\"\(time(start + 1800))\" channel=\"\(id)\">"
+                xml += "<programme start=\"\(GuideText.time(start))\" stop=\"\(GuideText.time(start + 1800))\" channel=\"\(id)\">"
                 xml += "<title>Show \(p) &lt;\(c)&gt;</title>"
                 xml += "<desc>" + String(repeating: "A \"long\" line &amp; more, for \(id). ", count: big ? 20 : 1) + "</desc>"
                 if p % 3 == 0 { xml += "<credits><director>D\(p)</director><actor role=\"R\">A\(c)</actor></credits>" }
