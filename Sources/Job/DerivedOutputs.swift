@@ -61,3 +61,15 @@ extension DerivedOutputs {
         return (([output] + refreshed.lines).filter { !$0.isEmpty }.joined(separator: "\n"), refreshed.status)
     }
 }
+
+extension EditCommand {
+    /// The edit as `tvimport edit` runs it under a config (or none): the config's modules and
+    /// change directory, then the config's outputs brought up to date (`following`).
+    public func run(under settings: JobConfig?) throws -> (output: String, status: ExitStatus) {
+        var edit = self
+        edit.userModules = settings?.modules ?? []
+        edit.changesDirectory = settings?.changesDirectory
+        let line = try edit.run()
+        return DerivedOutputs.following(line, .success, config: settings, database: edit.database)
+    }
+}

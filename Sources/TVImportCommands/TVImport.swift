@@ -170,10 +170,7 @@ extension TVImport {
                 edit.assignments = assignments
                 edit.unset = unset
                 edit.force = force
-                edit.userModules = settings?.modules ?? []
-                edit.changesDirectory = settings?.changesDirectory
-                let line = try edit.run()
-                return DerivedOutputs.following(line, .success, config: settings, database: edit.database)
+                return try edit.run(under: settings)
             }
         }
     }

@@ -232,10 +232,7 @@ extension Sandbox {
             edit.assignments = assignments
             edit.unset = unset
             edit.force = force
-            edit.userModules = settings?.modules ?? []
-            edit.changesDirectory = settings?.changesDirectory
-            let line = try edit.run()
-            return DerivedOutputs.following(line, ExitStatus.success, config: settings, database: edit.database)
+            return try edit.run(under: settings)
         }
     }
 

@@ -25,7 +25,7 @@ struct FeedFastPathTests {
                 try send(fd, piece)
             }
         }
-        return receive(fd)
+        return receiveUntilClosed(fd)
     }
 
     static func connected(port: Int, timeout: Double) throws -> Int32 {
@@ -45,16 +45,6 @@ struct FeedFastPathTests {
         let bytes = Array(text.utf8)
         let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard n == bytes.count else { throw RawSocketError(description: "send: \(n) of \(bytes.count) bytes") }
-    }
-
-    static func receive(_ fd: Int32) -> RawExchange {
-        var response: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { response += buffer[0..<n]; continue }
-            return RawExchange(response: response, closed: n == 0 || errno == ECONNRESET)
-        }
     }
 
     /// The responses of an exchange, each its head (the Date line left out) and body.
@@ -255,7 +245,7 @@ struct FeedFastPathTests {
         }
         // Then idle: closed within about a second.
         let start = ContinuousClock.now
-        seen.idleClosed = Self.receive(fd).closed
+        seen.idleClosed = receiveUntilClosed(fd).closed
         seen.idleFor = ContinuousClock.now - start
         // A request that trickles in is closed as well.
         let slow = try Self.exchange(port: port, ["GET /feeds/", file, " HTTP/1.1\r\n"], pause: 0.7, timeout: 4)

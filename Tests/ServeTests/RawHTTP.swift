@@ -57,6 +57,11 @@ func rawExchange(port: Int, _ request: [UInt8], timeout: Double = 5, from source
         if n <= 0 { break }   // the server may refuse the rest: what it answered still counts
         sent += n
     }
+    return receiveUntilClosed(fd)
+}
+
+/// Reads `fd` until the server closes it or its receive timeout passes without a byte.
+func receiveUntilClosed(_ fd: Int32) -> RawExchange {
     var response: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
