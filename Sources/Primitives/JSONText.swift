@@ -13,11 +13,15 @@
 /// print(text.string)
 /// ```
 public struct JSONText: Sendable {
-    /// The UTF-8 text written so far.
-    @inlinable public var bytes: [UInt8] { storage }
-    // The syntax functions below are inlinable: a change file calls them millions of times, and
-    // a call across modules cost more than the bytes it appended.
+    /// The UTF-8 text written so far (a copy: `withBytes` and `count` read it in place).
+    public var bytes: [UInt8] { Array(storage[..<used]) }
+    // All of `storage` is room (its count is its capacity); the text is its first `used` bytes.
+    // Bytes are written in place, as `XMLText` writes them: `Array.append(contentsOf:)` cost more
+    // than the copy itself for the few bytes of most appends. The syntax functions below are
+    // inlinable: a change file calls them millions of times, and a call across modules cost more
+    // than the bytes it appended.
     @usableFromInline var storage: [UInt8] = []
+    @usableFromInline var used = 0
     /// Whether `/` is written `\/`, as `JSONEncoder` does unless told `.withoutEscapingSlashes`.
     public var escapesSlashes: Bool
     /// The order of an object's members: by default `String`'s `<` (`JSONEncoder`'s
@@ -33,29 +37,95 @@ public struct JSONText: Sendable {
     }
 
     /// The text written so far, as a string.
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { withBytes { String(decoding: $0, as: UTF8.self) } }
+
+    /// How many bytes are written.
+    @inlinable public var count: Int { used }
+
+    /// Calls `body` with the text written so far, without copying it.
+    ///
+    /// ```swift
+    /// try text.withBytes { try file.write(contentsOf: UnsafeRawBufferPointer($0)) }
+    /// ```
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storage.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[..<used])) }
+    }
 
     /// Empties the text, keeping its buffer (for writing one line after another).
-    public mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
+    @inlinable public mutating func removeAll() { used = 0 }
 
     /// Cuts what was written after the first `count` bytes (a member that turned out empty).
-    public mutating func truncate(to count: Int) { storage.removeLast(storage.count - count) }
+    @inlinable
+    public mutating func truncate(to count: Int) {
+        precondition(count >= 0 && count <= used, "JSONText truncated to \(count) of \(used) bytes")
+        used = count
+    }
+
+    /// Makes room for `capacity` more bytes, so that a text about to grow by that much grows once.
+    public mutating func reserveCapacity(_ capacity: Int) {
+        if storage.count - used <= capacity { grow(capacity) }
+    }
+
+    /// Calls `body` with room for at least `capacity` bytes at the end of the text; `body`
+    /// writes there and returns how many bytes it wrote (at most `capacity`).
+    @inlinable
+    mutating func write(upTo capacity: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        // Room is kept above `capacity`, so that even an empty text has a buffer to point at.
+        if storage.count &- used <= capacity { grow(capacity) }
+        let at = used
+        used = at &+ storage.withUnsafeMutableBufferPointer { body($0.baseAddress.unsafelyUnwrapped + at) }
+    }
+
+    /// Room for more than `capacity` more bytes, at least doubling the buffer.
+    @usableFromInline
+    mutating func grow(_ capacity: Int) {
+        storage += repeatElement(0, count: max(storage.count, capacity + 1, 64))
+    }
+
+    /// Copies `count` bytes from `start` to the end of the text.
+    @inlinable
+    mutating func append(_ start: UnsafePointer<UInt8>, _ count: Int) {
+        guard count > 0 else { return }
+        write(upTo: count) { p in
+            p.update(from: start, count: count)
+            return count
+        }
+    }
+
+    /// Appends one byte.
+    @inlinable
+    mutating func append(byte: UInt8) {
+        write(upTo: 1) { p in
+            p.pointee = byte
+            return 1
+        }
+    }
 
     // MARK: Syntax, for streaming writers
 
     /// Appends `text` as it is (punctuation, or JSON already written).
     @inlinable
     public mutating func raw(_ text: StaticString) {
-        // Mostly one byte of punctuation: appended as a byte, not as a buffer.
-        if text.utf8CodeUnitCount == 1 { storage.append(text.utf8Start.pointee) } else {
-            text.withUTF8Buffer { storage.append(contentsOf: $0) }
-        }
+        append(text.utf8Start, text.utf8CodeUnitCount)
     }
 
-    /// Appends JSON written elsewhere (by another `JSONText`), as it is.
+    /// Appends JSON written elsewhere, as it is.
     @inlinable
     public mutating func append(json: [UInt8]) {
-        storage.append(contentsOf: json)
+        json.withUnsafeBufferPointer { append(json: $0) }
+    }
+
+    /// Appends JSON written elsewhere, as it is.
+    @inlinable
+    public mutating func append(json: UnsafeBufferPointer<UInt8>) {
+        if let base = json.baseAddress { append(base, json.count) }
+    }
+
+    /// Appends JSON another `JSONText` wrote, as it is.
+    @inlinable
+    public mutating func append(json other: JSONText) {
+        other.withBytes { append(json: $0) }
     }
 
     /// Appends `"name":`.
@@ -93,52 +163,64 @@ public struct JSONText: Sendable {
     /// Decimal digits, written without an intermediate `String` (change files hold millions).
     @inlinable
     public mutating func append(integer: Int64) {
-        if integer < 0 {
-            if integer == .min { storage.append(contentsOf: String(integer).utf8); return }
-            storage.append(UInt8(ascii: "-"))
+        write(upTo: 20) { p in
+            // At most 19 digits and a sign (Int64.min's magnitude has 19).
+            if integer < 0 {
+                p.pointee = UInt8(ascii: "-")
+                return 1 &+ Self.writeDigits(integer.magnitude, at: p + 1)
+            }
+            return Self.writeDigits(integer.magnitude, at: p)
         }
-        append(unsigned: integer.magnitude)
     }
 
     /// Decimal digits of an unsigned integer.
     @inlinable
     public mutating func append(unsigned: UInt64) {
-        var n = unsigned
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(n % 10)
-                n /= 10
-                count += 1
-            } while n > 0
-            storage.append(contentsOf: buffer[(20 - count)...])
+        write(upTo: 20) { p in Self.writeDigits(unsigned, at: p) }
+    }
+
+    /// Writes the decimal digits of `n` at `p` (at most 20); returns how many.
+    @inlinable
+    static func writeDigits(_ n: UInt64, at p: UnsafeMutablePointer<UInt8>) -> Int {
+        var digits = 1, rest = n
+        while rest >= 10 {
+            rest /= 10
+            digits &+= 1
         }
+        var i = digits, v = n
+        repeat {
+            i &-= 1
+            p[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: v % 10)
+            v /= 10
+        } while i > 0
+        return digits
     }
 
     /// `"2026-11-22T03:00:00Z"`, the form `UTCTime.iso8601` gives, without building a `String`.
     public mutating func append(iso8601 seconds: Int64) {
         let c = UTCTime.components(seconds)
-        func two(_ v: Int, _ bytes: inout [UInt8]) {
-            bytes.append(UInt8(ascii: "0") + UInt8(v / 10))
-            bytes.append(UInt8(ascii: "0") + UInt8(v % 10))
+        write(upTo: 22) { p in
+            func two(_ v: Int, _ at: Int) {
+                p[at] = UInt8(ascii: "0") + UInt8(v / 10)
+                p[at + 1] = UInt8(ascii: "0") + UInt8(v % 10)
+            }
+            p[0] = UInt8(ascii: "\"")
+            two(c.year / 100, 1)
+            two(c.year % 100, 3)
+            p[5] = UInt8(ascii: "-")
+            two(c.month, 6)
+            p[8] = UInt8(ascii: "-")
+            two(c.day, 9)
+            p[11] = UInt8(ascii: "T")
+            two(c.hour, 12)
+            p[14] = UInt8(ascii: ":")
+            two(c.minute, 15)
+            p[17] = UInt8(ascii: ":")
+            two(c.second, 18)
+            p[20] = UInt8(ascii: "Z")
+            p[21] = UInt8(ascii: "\"")
+            return 22
         }
-        storage.append(UInt8(ascii: "\""))
-        two(c.year / 100, &storage)
-        two(c.year % 100, &storage)
-        storage.append(UInt8(ascii: "-"))
-        two(c.month, &storage)
-        storage.append(UInt8(ascii: "-"))
-        two(c.day, &storage)
-        storage.append(UInt8(ascii: "T"))
-        two(c.hour, &storage)
-        storage.append(UInt8(ascii: ":"))
-        two(c.minute, &storage)
-        storage.append(UInt8(ascii: ":"))
-        two(c.second, &storage)
-        storage.append(UInt8(ascii: "Z"))
-        storage.append(UInt8(ascii: "\""))
     }
 
     /// Swift's shortest round-trip digits, without the ".0" of whole numbers (Foundation's form).
@@ -146,7 +228,7 @@ public struct JSONText: Sendable {
     public mutating func append(number: Double) {
         var text = number.description
         if text.hasSuffix(".0") { text.removeLast(2) }
-        storage.append(contentsOf: text.utf8)
+        text.withUTF8 { append(json: $0) }
     }
 
     /// A JSON string: `"` and `\` escaped, control characters as \b \t \n \f \r or \u00XX, the
@@ -154,30 +236,59 @@ public struct JSONText: Sendable {
     @inlinable
     public mutating func append(string: String) {
         var s = string
+        s.withUTF8 { append(stringUTF8: $0) }
+    }
+
+    /// `append(string:)` of UTF-8 bytes.
+    @inlinable
+    public mutating func append(stringUTF8 utf8: UnsafeBufferPointer<UInt8>) {
         let slash: UInt8 = escapesSlashes ? 0x2F : 0x22
-        s.withUTF8 { utf8 in
-            storage.append(0x22)
-            // Runs of bytes that need no escape are copied whole, found eight bytes at a time
-            // (change files hold millions of strings).
-            var start = 0, i = 0
-            let count = utf8.count
-            while i < count {
-                if let base = utf8.baseAddress {
-                    while i + 8 <= count && !Self.mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), slash) { i += 8 }
-                }
-                let end = min(i + 8, count)
-                while i < end {
-                    let byte = utf8[i]
-                    i += 1
-                    guard byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == slash else { continue }
-                    storage.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<(i - 1)]))
-                    start = i
-                    appendEscape(byte)
-                }
+        let count = utf8.count
+        guard let base = utf8.baseAddress else { return raw("\"\"") }
+        // The bytes up to the first that needs an escape, found eight at a time (change files
+        // hold millions of strings, few with anything to escape).
+        var i = 0
+        while i &+ 8 <= count && !Self.mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), slash) { i &+= 8 }
+        while i < count && !Self.needsEscape(base[i], slash) { i &+= 1 }
+        guard i < count else {
+            // Nothing to escape: quotes around one copy.
+            return write(upTo: count &+ 2) { p in
+                p.pointee = 0x22
+                (p + 1).update(from: base, count: count)
+                p[count &+ 1] = 0x22
+                return count &+ 2
             }
-            storage.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
-            storage.append(0x22)
         }
+        append(byte: 0x22)
+        appendEscaping(base, count, from: i, slash)
+        append(byte: 0x22)
+    }
+
+    /// The rest of a string from `first`, the offset of its first byte that needs an escape: runs
+    /// that need none copied whole, found eight bytes at a time.
+    @usableFromInline
+    mutating func appendEscaping(_ base: UnsafePointer<UInt8>, _ count: Int, from first: Int, _ slash: UInt8) {
+        append(base, first)
+        var start = first, i = first
+        while i < count {
+            while i + 8 <= count && !Self.mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), slash) { i += 8 }
+            let end = min(i + 8, count)
+            while i < end {
+                let byte = base[i]
+                i += 1
+                guard Self.needsEscape(byte, slash) else { continue }
+                append(base + start, i - 1 - start)
+                start = i
+                appendEscape(byte)
+            }
+        }
+        append(base + start, count - start)
+    }
+
+    /// Whether `byte` is a control character, `"`, `\` or `slash`.
+    @inlinable
+    static func needsEscape(_ byte: UInt8, _ slash: UInt8) -> Bool {
+        byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == slash
     }
 
     /// Whether any of the eight bytes of `word` is a control character, `"`, `\` or `slash`
@@ -203,8 +314,10 @@ public struct JSONText: Sendable {
         case 0x0C: raw("\\f")
         case 0x0D: raw("\\r")
         default:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            storage.append(contentsOf: [0x5C, 0x75, 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            let hex: StaticString = "0123456789abcdef"
+            raw("\\u00")
+            append(byte: hex.utf8Start[Int(byte >> 4)])
+            append(byte: hex.utf8Start[Int(byte & 0xF)])
         }
     }
 
@@ -253,11 +366,11 @@ public struct JSONText: Sendable {
     /// ```
     public mutating func append(prettyPrinting compact: [UInt8]) {
         var level = 0, i = 0
-        func newline(_ bytes: inout [UInt8]) {
-            bytes.append(0x0A)
-            bytes.append(contentsOf: repeatElement(0x20, count: 2 * level))
+        func newline(_ text: inout JSONText) {
+            text.append(byte: 0x0A)
+            for _ in 0..<level { text.raw("  ") }
         }
-        storage.reserveCapacity(storage.count + compact.count + compact.count / 2)
+        reserveCapacity(compact.count + compact.count / 2)
         while i < compact.count {
             let byte = compact[i]
             switch byte {
@@ -266,31 +379,31 @@ public struct JSONText: Sendable {
                 var j = i + 1
                 while j < compact.count && compact[j] != UInt8(ascii: "\"") { j += compact[j] == UInt8(ascii: "\\") ? 2 : 1 }
                 j = min(j + 1, compact.count)
-                storage.append(contentsOf: compact[i..<j])
+                compact.withUnsafeBufferPointer { append(json: UnsafeBufferPointer(rebasing: $0[i..<j])) }
                 i = j
                 continue
             case UInt8(ascii: "{"), UInt8(ascii: "["):
-                storage.append(byte)
+                append(byte: byte)
                 if i + 1 < compact.count, compact[i + 1] == byte + 2 {   // "}" is "{" + 2, "]" is "[" + 2
-                    storage.append(0x0A)
-                    newline(&storage)
-                    storage.append(byte + 2)
+                    append(byte: 0x0A)
+                    newline(&self)
+                    append(byte: byte + 2)
                     i += 2
                     continue
                 }
                 level += 1
-                newline(&storage)
+                newline(&self)
             case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 level -= 1
-                newline(&storage)
-                storage.append(byte)
+                newline(&self)
+                append(byte: byte)
             case UInt8(ascii: ","):
-                storage.append(byte)
-                newline(&storage)
+                append(byte: byte)
+                newline(&self)
             case UInt8(ascii: ":"):
-                storage.append(contentsOf: [0x20, UInt8(ascii: ":"), 0x20])
+                raw(" : ")
             default:
-                storage.append(byte)
+                append(byte: byte)
             }
             i += 1
         }

@@ -111,6 +111,59 @@ import Primitives
         }
     }
 
+    /// Integers are written digit by digit into the buffer: every length, both signs, the ends.
+    @Test func integersAreWrittenAsSwiftWritesThem() {
+        var values: [Int64] = [0, 1, 9, 10, 11, 99, 100, .max, .min, .max - 1, .min + 1]
+        var power: Int64 = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -(power - 1), -power, -(power + 1)]
+        }
+        var text = JSONText(), expected = ""
+        for v in values {
+            text.append(integer: v)
+            text.raw(",")
+            text.append(unsigned: UInt64(bitPattern: v))
+            text.raw(" ")
+            expected += "\(v),\(UInt64(bitPattern: v)) "
+        }
+        #expect(text.string == expected)
+    }
+
+    /// Bytes are written in place into a buffer that grows: text written in pieces of every
+    /// size, past many growths, cut back and written again, reads back whole.
+    @Test func textGrowsCutsBackAndAppendsOtherText() {
+        var text = JSONText(), expected: [UInt8] = []
+        var state: UInt64 = 7
+        for round in 0..<400 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            let piece = String(repeating: "x\u{e9}", count: Int(state >> 54))   // up to 1023 "xé"
+            text.append(string: piece)
+            text.raw("[,]")
+            expected += Array("\"\(piece)\"[,]".utf8)
+            if round % 7 == 0 {
+                let cut = Int(state >> 40) % (expected.count + 1)
+                text.truncate(to: cut)
+                expected.removeLast(expected.count - cut)
+            }
+        }
+        #expect(text.count == expected.count)
+        #expect(text.bytes == expected)
+        #expect(text.withBytes { Array($0) } == expected)
+        var copy = text   // a copy is a value: writing to one leaves the other as it was
+        copy.raw("!")
+        var whole = JSONText()
+        whole.append(json: text)
+        whole.append(json: [0x31])
+        #expect(whole.bytes == expected + [0x31])
+        #expect(text.bytes == expected)
+        #expect(copy.bytes == expected + Array("!".utf8))
+        text.removeAll()
+        #expect(text.string.isEmpty)
+        text.append(string: "")
+        #expect(text.string == "\"\"")
+    }
+
     @Test func aNumberJSONCannotHoldIsAnError() {
         struct Odd: Encodable { var value = Double.nan }
         var text = JSONText()

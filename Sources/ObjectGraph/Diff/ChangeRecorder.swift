@@ -93,7 +93,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         }
         text.key("changes")
         text.raw("[")
-        writer.head(text.bytes)
+        writer.head(text)
     }
 
     /// Changes of every entity; no member lists (a member's change names its owner).
@@ -114,10 +114,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 batchesWrittenAsTheyCame += 1
                 pendingBatches.wait()
                 queue.async { [writer, insertedRows, pendingBatches] in
-                    do {
-                        let rendered = try insertedRows.render(changes)
-                        writer.write(joined: rendered.text, elements: rendered.elements)
-                    } catch { writer.fail(error) }
+                    writer.write(changes, as: insertedRows)
                     pendingBatches.signal()
                 }
                 return
@@ -170,11 +167,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private final class DocumentWriter: @unchecked Sendable {
         let path: String
         private var file: FileHandle?
-        private var buffer: [UInt8] = []
+        /// What is not in the file yet: batches are written straight into it, and it into the
+        /// file when it holds a megabyte.
         private var text = JSONText()
-        /// Bytes written to the file, and in all (file and buffer).
+        /// Member texts of `InsertedRows`, kept from batch to batch.
+        private var spare: [JSONText] = []
+        /// Bytes written to the file, and in all (file and text).
         private var flushed: UInt64 = 0
-        private var written: UInt64 = 0
+        private var written: UInt64 { flushed + UInt64(text.count) }
         /// The length and node count at the last commit: a rollback goes back there.
         private var savedLength: UInt64 = 0
         private var savedNodes = 0
@@ -192,38 +192,39 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// Records the first error; the next batch's recording throws it.
         func fail(_ error: any Error) { failureLock.withLock { firstFailure = firstFailure ?? error } }
 
-        func head(_ bytes: [UInt8]) {
-            append(bytes)
+        func head(_ head: JSONText) {
+            text.append(json: head)
             savedLength = written
         }
 
         func write(_ roots: [Node]) {
             guard file != nil, failure == nil else { return }
             Node.forEachRun(roots) { run in
-                text.removeAll()
+                if nodes > 0 { text.raw(",") }
                 Node.write(run, into: &text)
-                appendElement(text.bytes)
+                nodes += 1
             }
             flushWhenFull()
         }
 
-        /// Appends `elements` elements of the document's `changes` array, written whole and
-        /// joined by commas.
-        func write(joined text: [UInt8], elements: Int) {
-            guard file != nil, failure == nil, elements > 0 else { return }
-            appendElement(text)
-            nodes += elements - 1
+        /// Appends a batch that `rows` fits: its elements of the document's `changes` array.
+        func write(_ changes: ChangeBatch, as rows: InsertedRows) {
+            guard file != nil, failure == nil else { return }
+            let start = text.count
+            if nodes > 0 { text.raw(",") }
+            do {
+                let elements = try rows.render(changes, into: &text, spare: &spare)
+                if elements == 0 { text.truncate(to: start) }
+                nodes += elements
+            } catch {
+                text.truncate(to: start)
+                fail(error)
+            }
             flushWhenFull()
         }
 
-        private func appendElement(_ element: [UInt8]) {
-            if nodes > 0 { append(Array(",".utf8)) }
-            append(element)
-            nodes += 1
-        }
-
         private func flushWhenFull() {
-            if buffer.count > 1 << 20 {
+            if text.count > 1 << 20 {
                 do { try flush() } catch { fail(error) }
             }
         }
@@ -236,21 +237,20 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         func rollBack() {
             guard file != nil else { return }
             if savedLength >= flushed {
-                buffer.removeLast(Int(written - savedLength))
+                text.truncate(to: Int(savedLength - flushed))
             } else {
-                buffer.removeAll()
+                text.removeAll()
                 try? file?.truncate(atOffset: savedLength)
                 try? file?.seek(toOffset: savedLength)
                 flushed = savedLength
             }
-            written = savedLength
             nodes = savedNodes
         }
 
         func finish(wasOpen: Bool) throws -> Int {
             guard wasOpen, file != nil else { return savedNodes }
             if let failure { throw failure }
-            append(Array("]}".utf8))
+            text.raw("]}")
             try flush()
             try file?.synchronize()
             try file?.close()
@@ -264,16 +264,11 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: path)
         }
 
-        private func append(_ bytes: [UInt8]) {
-            buffer.append(contentsOf: bytes)
-            written += UInt64(bytes.count)
-        }
-
         private func flush() throws {
-            guard !buffer.isEmpty else { return }
-            try file?.write(contentsOf: buffer)
-            flushed += UInt64(buffer.count)
-            buffer.removeAll(keepingCapacity: true)
+            guard text.count > 0, let file else { return }
+            try text.withBytes { try file.write(contentsOf: UnsafeRawBufferPointer($0)) }
+            flushed += UInt64(text.count)
+            text.removeAll()
         }
     }
 
@@ -301,6 +296,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// A compact row's columns: the attributes that always have a value first, the rest in
         /// the model's order, so that a row without relationships ends at its last value.
         let rowColumns: [(name: String, index: Int)]
+        /// `rowColumns`' positions in a row.
+        let rowColumnIndices: [Int]
+        /// `writeRunHead(.insert, into:)`'s bytes, written once (a first import writes a run per owner).
+        let insertRunHead: JSONText
         /// Whether a batch may look its objects up by id: as an owner, a reference's target or
         /// part of an identifier (set once every plan is made). Only such objects' rows are kept
         /// by id while a batch is read.
@@ -318,33 +317,50 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// A compact row's values in `rowColumns` order (dates as seconds), after its `[`; returns
         /// where its last non-null value ends, for a row with no relationships to stop there.
         func writeValues(of row: [Value], into text: inout JSONText) -> Int {
-            var written = text.bytes.count
-            for (i, (_, index)) in rowColumns.enumerated() {
-                if i > 0 { text.raw(",") }
+            var written = text.count
+            var first = true
+            for index in rowColumnIndices {
                 // The common kinds written here, the rest as `DiffValue` writes them.
                 switch row[index] {
-                case .null: text.raw("null"); continue
-                case .string(let s): text.append(string: s)
-                case .integer(let n): text.append(integer: n)
+                case .null:
+                    if first { text.raw("null") } else { text.raw(",null") }
+                    first = false
+                    continue
+                case .string(let s):
+                    if !first { text.raw(",") }
+                    text.append(string: s)
+                case .integer(let n):
+                    if !first { text.raw(",") }
+                    text.append(integer: n)
+                case .bool(let b):
+                    if first { text.raw(b ? "true" : "false") } else { text.raw(b ? ",true" : ",false") }
                 case .date(let seconds):
-                    text.raw("{\"date\":")
+                    text.raw(first ? "{\"date\":" : ",{\"date\":")
                     text.append(integer: seconds)
                     text.raw("}")
-                case let value: text.append(DiffValue(value))
+                case let value:
+                    if !first { text.raw(",") }
+                    text.append(DiffValue(value))
                 }
-                written = text.bytes.count
+                first = false
+                written = text.count
             }
             return written
         }
 
         /// The head of a run of compact rows of this entity, up to its rows' `[`.
         func writeRunHead(_ change: ChangeKind, into text: inout JSONText) {
+            if change == .insert { return text.append(json: insertRunHead) }
+            Self.writeRunHead(change, entity: entity.name, into: &text)
+        }
+
+        private static func writeRunHead(_ change: ChangeKind, entity: String, into text: inout JSONText) {
             text.raw("{")
             text.key("change")
             text.append(string: change.rawValue)
             text.raw(",")
             text.key("entityName")
-            text.append(string: entity.name)
+            text.append(string: entity)
             text.raw(",")
             text.key("rows")
             text.raw("[")
@@ -367,6 +383,10 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                 let (aOptional, bOptional) = (entity.attribute(a.name)?.isOptional ?? true, entity.attribute(b.name)?.isOptional ?? true)
                 return aOptional != bOptional ? !aOptional : a.index < b.index
             }
+            rowColumnIndices = rowColumns.map(\.index)
+            var head = JSONText()
+            Self.writeRunHead(.insert, entity: entity.name, into: &head)
+            insertRunHead = head
             let columns = comparedNames, ownerKey = self.owner?.key
             isCompactAtRoot = identifier.count == identifierKeys.count && identifierKeys.allSatisfy { columns.contains($0) }
             isCompactNested = identifier.count == identifierKeys.count

@@ -12,106 +12,181 @@ extension ChangeRecorder {
     /// fits is decided on the import's thread (`fits`, which reads nothing); the rows are written
     /// on the recorder's queue (`render`).
     ///
-    /// Each row is written once, where it ends up: a root's into the batch's text, a member's into
-    /// its owner's text for that relationship, which is appended after the owner's row when the
-    /// owner closes (relationships in name order, as the document's sorted keys want them).
-    struct InsertedRows {
-        private let plans: [String: EntityPlan]
+    /// Each row is written once, where it ends up: a root's into the document's text, a member's
+    /// into its owner's text for that relationship, which is appended after the owner's row when
+    /// the owner closes (relationships in name order, as the document's sorted keys want them).
+    ///
+    /// Entities and relationships are numbered once (`Kind`), so that the walk over a batch
+    /// compares integers, not names (`fits` runs on the merge's thread, where every instruction
+    /// delays the import).
+    struct InsertedRows: Sendable {
+        /// What the walk needs of an entity, by number.
+        private struct Kind: @unchecked Sendable {   // EntityPlan is not changed once made
+            let name: String
+            let plan: EntityPlan
+            /// The number of the entity that owns it (by the relationship `plan.owner` names), or
+            /// -1: it is only ever a root.
+            let owner: Int
+            /// The position of the key to the owner in a row, or -1.
+            let ownerColumn: Int
+            /// The number of its owner's relationship that holds it, or -1.
+            let relationship: Int
+            /// The positions of the references written as such.
+            let references: [Int]
+        }
 
-        init(plans: [String: EntityPlan]) { self.plans = plans }
+        private let kinds: [Kind]
+        /// `"name":{"members":[` of each relationship, by number (numbered in name order).
+        private let memberHeads: [JSONText]
+
+        init(plans: [String: EntityPlan]) {
+            let sorted = plans.values.sorted { $0.entity.name < $1.entity.name }
+            let number = Dictionary(uniqueKeysWithValues: sorted.enumerated().map { ($1.entity.name, $0) })
+            let relationships = Set(sorted.compactMap { $0.owner?.relationship }).sorted()
+            let relationshipNumber = Dictionary(uniqueKeysWithValues: relationships.enumerated().map { ($1, $0) })
+            kinds = sorted.map { plan in
+                Kind(name: plan.entity.name, plan: plan, owner: plan.owner.flatMap { number[$0.entity] } ?? -1,
+                     ownerColumn: plan.owner?.index ?? -1,
+                     relationship: plan.owner.flatMap { relationshipNumber[$0.relationship] } ?? -1,
+                     references: plan.references.map(\.index))
+            }
+            memberHeads = relationships.map { name in
+                var head = JSONText()
+                head.key(name)
+                head.raw("{\"members\":[")
+                return head
+            }
+        }
 
         /// Whether `render` can write the batch.
         func fits(_ changes: ChangeBatch) -> Bool {
             guard changes.updated.isEmpty, changes.deleted.isEmpty, !changes.inserted.isEmpty else { return false }
-            // The chain of open objects, by entity and row id.
-            var open: [(entity: String, rowID: Int64)] = []
-            return forEachInsert(changes) { id, plan, row in
-                if plan.references.contains(where: { !row[$0.index].isNull }) { return false }
-                if let link = plan.owner, let ownerRow = row[link.index].integerValue {
-                    guard plan.isCompactNested,
-                          let depth = open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else { return false }
+            // The chain of open objects, by entity number and row id.
+            var open: [OpenObject] = []
+            open.reserveCapacity(8)
+            return forEachInsert(changes) { k, rowID, row in
+                let kind = kinds[k]
+                for index in kind.references where !row[index].isNull { return false }
+                if kind.ownerColumn >= 0, let ownerRow = row[kind.ownerColumn].integerValue {
+                    guard kind.plan.isCompactNested, let depth = Self.depth(of: kind.owner, ownerRow, in: open, below: open.count) else { return false }
                     open.removeSubrange((depth + 1)...)
                 } else {
-                    guard plan.isCompactAtRoot else { return false }
+                    guard kind.plan.isCompactAtRoot else { return false }
                     open.removeAll(keepingCapacity: true)
                 }
-                open.append((id.entity, id.rowID))
+                open.append(OpenObject(kind: k, rowID: rowID))
                 return true
             }
         }
 
-        /// The batch's elements of the document's `changes` array (one per run of roots of one
-        /// entity), joined by commas, and how many there are. Only for a batch that `fits`.
-        func render(_ changes: ChangeBatch) throws -> (text: [UInt8], elements: Int) {
-            var writing = Writing()
-            let fitted = forEachInsert(changes) { id, plan, row in
-                if let link = plan.owner, let ownerRow = row[link.index].integerValue {
-                    guard let depth = writing.open.lastIndex(where: { $0.rowID == ownerRow && $0.entity == link.entity }) else { return false }
-                    while writing.open.count > depth + 1 { writing.close() }
-                    writing.openMember(id, plan, row, relationship: link.relationship)
+        /// Writes the batch's elements of the document's `changes` array (one per run of roots of
+        /// one entity), joined by commas, at the end of `text`; returns how many there are. Only
+        /// for a batch that `fits`. `spare` keeps emptied member texts from batch to batch.
+        func render(_ changes: ChangeBatch, into text: inout JSONText, spare: inout [JSONText]) throws -> Int {
+            var writing = Writing(kinds: kinds, memberHeads: memberHeads)
+            swap(&writing.roots.text, &text)
+            swap(&writing.spare, &spare)
+            defer {
+                swap(&writing.roots.text, &text)
+                swap(&writing.spare, &spare)
+            }
+            let fitted = forEachInsert(changes) { k, rowID, row in
+                let kind = kinds[k]
+                if kind.ownerColumn >= 0, let ownerRow = row[kind.ownerColumn].integerValue {
+                    guard let depth = Self.depth(of: kind.owner, ownerRow, in: writing.chain, below: writing.depth) else { return false }
+                    while writing.depth > depth + 1 { writing.close() }
+                    writing.openMember(k, rowID, row)
                 } else {
-                    while !writing.open.isEmpty { writing.close() }
-                    writing.openRoot(id, plan, row)
+                    while writing.depth > 0 { writing.close() }
+                    writing.openRoot(k, rowID, row)
                 }
                 return true
             }
             guard fitted else { throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for") }
-            while !writing.open.isEmpty { writing.close() }
-            return writing.finished()
+            while writing.depth > 0 { writing.close() }
+            writing.roots.finish()
+            return writing.roots.runs
         }
 
-        /// Calls `body` with each insert's id, plan and row (in `rowKeys` order), read in place
-        /// rather than copied; stops and returns false when `body` does.
-        private func forEachInsert(_ changes: ChangeBatch, _ body: (ObjectID, EntityPlan, [Value]) -> Bool) -> Bool {
-            var plan: EntityPlan?
+        /// Where the object of entity `kind` and row `rowID` is on the chain of open objects.
+        private static func depth(of kind: Int, _ rowID: Int64, in open: [OpenObject], below count: Int) -> Int? {
+            var i = count
+            while i > 0 {
+                i -= 1
+                if open[i].rowID == rowID && open[i].kind == kind { return i }
+            }
+            return nil
+        }
+
+        /// Calls `body` with each insert's entity number, row id and row (in `rowKeys` order),
+        /// read in place rather than copied; stops and returns false when `body` does.
+        private func forEachInsert(_ changes: ChangeBatch, _ body: (Int, Int64, [Value]) -> Bool) -> Bool {
+            var k = -1
             for i in changes.inserted.indices {
-                let id = changes.inserted[i].id
-                if plan?.entity.name != id.entity { plan = plans[id.entity] }
-                guard let plan else { continue }
-                if !body(id, plan, plan.row(changes.inserted[i].new, keys: changes.inserted[i].changedKeys)) { return false }
+                let entity = changes.inserted[i].id.entity
+                // Changes come grouped by entity, members after their owner: the entity is mostly
+                // the last one's, or one of a few (comparing names is cheaper than hashing them).
+                if k < 0 || kinds[k].name != entity {
+                    guard let found = kinds.firstIndex(where: { $0.name == entity }) else { continue }
+                    k = found
+                }
+                let plan = kinds[k].plan
+                let values = changes.inserted[i].new, keys = changes.inserted[i].changedKeys
+                let row = values.count == plan.rowKeys.count && keys == plan.rowKeys ? values : plan.row(values, keys: keys)
+                if !body(k, changes.inserted[i].id.rowID, row) { return false }
             }
             return true
         }
 
         /// Rows written so far, the objects whose members may still come, and spare buffers.
         private struct Writing {
+            let kinds: [Kind]
+            let memberHeads: [JSONText]
             /// The roots' runs, each an element of the document's `changes` array.
             var roots = Rows()
+            /// The objects whose members may still come are the first `depth`; the entries after
+            /// them are kept for their buffers.
             var open: [Open] = []
+            var depth = 0
+            /// Each open entry's entity and row, where owners are looked up.
+            var chain: [OpenObject] = []
             /// Emptied member texts, kept for the next objects' members.
             var spare: [JSONText] = []
 
+            init(kinds: [Kind], memberHeads: [JSONText]) {
+                self.kinds = kinds
+                self.memberHeads = memberHeads
+            }
+
             /// An object whose members may still come.
             struct Open {
-                let entity: String
-                let rowID: Int64
                 /// Which of its owner's member texts holds its row (a root's is in `roots`).
-                var slot = -1
+                var slot: Int
                 /// Where its row's last non-null value ends in its container's text: a row that
                 /// gets no members stops there.
-                let written: Int
-                /// Its members' rows by relationship, in the order they came.
-                var members: [(relationship: String, rows: Rows)] = []
+                var written: Int
+                /// Its members' rows by relationship number, in the order they came.
+                var members: [(relationship: Int, rows: Rows)] = []
             }
 
             /// Rows of one container, in runs of one entity: `{"change":"insert","entityName":E,"rows":[` row, row...
             struct Rows {
                 var text = JSONText()
-                var lastPlan: EntityPlan?
+                var lastKind = -1
                 var runs = 0
 
                 /// Writes a row of `plan`'s entity up to its values (after the last row of its run,
                 /// or in a new run); returns where its last non-null value ends.
-                mutating func write(_ plan: EntityPlan, _ row: [Value]) -> Int {
-                    if lastPlan === plan {
-                        text.raw(",")
+                mutating func write(_ kind: Int, _ plan: EntityPlan, _ row: [Value]) -> Int {
+                    if lastKind == kind {
+                        text.raw(",[")
                     } else {
                         if runs > 0 { text.raw("]},") }
-                        plan.writeRunHead(.insert, into: &text)
-                        lastPlan = plan
+                        text.append(json: plan.insertRunHead)
+                        text.raw("[")
+                        lastKind = kind
                         runs += 1
                     }
-                    text.raw("[")
                     return plan.writeValues(of: row, into: &text)
                 }
 
@@ -119,13 +194,26 @@ extension ChangeRecorder {
                 mutating func finish() { if runs > 0 { text.raw("]}") } }
             }
 
-            mutating func openRoot(_ id: ObjectID, _ plan: EntityPlan, _ row: [Value]) {
-                open.append(Open(entity: id.entity, rowID: id.rowID, written: roots.write(plan, row)))
+            /// Opens an object at `depth`, reusing the entry left there.
+            private mutating func push(_ kind: Int, _ rowID: Int64, slot: Int, written: Int) {
+                if depth < open.count {
+                    chain[depth] = OpenObject(kind: kind, rowID: rowID)
+                    open[depth].slot = slot
+                    open[depth].written = written
+                } else {
+                    chain.append(OpenObject(kind: kind, rowID: rowID))
+                    open.append(Open(slot: slot, written: written))
+                }
+                depth += 1
+            }
+
+            mutating func openRoot(_ k: Int, _ rowID: Int64, _ row: [Value]) {
+                push(k, rowID, slot: -1, written: roots.write(k, kinds[k].plan, row))
             }
 
             /// A member of the last open object.
-            mutating func openMember(_ id: ObjectID, _ plan: EntityPlan, _ row: [Value], relationship: String) {
-                let owner = open.count - 1
+            mutating func openMember(_ k: Int, _ rowID: Int64, _ row: [Value]) {
+                let owner = depth - 1, relationship = kinds[k].relationship
                 var m = open[owner].members.firstIndex { $0.relationship == relationship } ?? -1
                 if m < 0 {
                     var rows = Rows()
@@ -133,46 +221,57 @@ extension ChangeRecorder {
                     open[owner].members.append((relationship, rows))
                     m = open[owner].members.count - 1
                 }
-                let written = open[owner].members[m].rows.write(plan, row)
-                open.append(Open(entity: id.entity, rowID: id.rowID, slot: m, written: written))
+                let written = open[owner].members[m].rows.write(k, kinds[k].plan, row)
+                push(k, rowID, slot: m, written: written)
             }
 
             /// Ends the last open object's row: its members' runs after its values, or its values
             /// cut after the last non-null one when it has none.
             mutating func close() {
-                var object = open.removeLast()
-                if open.isEmpty {
-                    Self.end(&object, in: &roots.text, spare: &spare)
+                depth -= 1
+                // The container's text is taken out while it is written to (no copy is made).
+                var text = JSONText()
+                if depth == 0 {
+                    swap(&text, &roots.text)
+                    end(depth, in: &text)
+                    swap(&text, &roots.text)
                 } else {
-                    Self.end(&object, in: &open[open.count - 1].members[object.slot].rows.text, spare: &spare)
+                    let owner = depth - 1, slot = open[depth].slot
+                    swap(&text, &open[owner].members[slot].rows.text)
+                    end(depth, in: &text)
+                    swap(&text, &open[owner].members[slot].rows.text)
                 }
             }
 
-            private static func end(_ object: inout Open, in text: inout JSONText, spare: inout [JSONText]) {
-                if object.members.isEmpty {
-                    text.truncate(to: object.written)
+            private mutating func end(_ object: Int, in text: inout JSONText) {
+                if open[object].members.isEmpty {
+                    text.truncate(to: open[object].written)
                 } else {
                     text.raw(",{")
-                    object.members.sort { $0.relationship < $1.relationship }
-                    for i in object.members.indices {
+                    // Relationships are numbered in name order.
+                    if open[object].members.count > 1 { open[object].members.sort { $0.relationship < $1.relationship } }
+                    for i in open[object].members.indices {
                         if i > 0 { text.raw(",") }
-                        text.key(object.members[i].relationship)
-                        text.raw("{\"members\":[")
-                        object.members[i].rows.finish()
-                        text.append(json: object.members[i].rows.text.bytes)
+                        text.append(json: memberHeads[open[object].members[i].relationship])
+                        open[object].members[i].rows.finish()
+                        text.append(json: open[object].members[i].rows.text)
                         text.raw("]}")
-                        object.members[i].rows.text.removeAll()
-                        spare.append(object.members[i].rows.text)
+                        var emptied = JSONText()
+                        swap(&emptied, &open[object].members[i].rows.text)
+                        emptied.removeAll()
+                        spare.append(emptied)
                     }
+                    open[object].members.removeAll(keepingCapacity: true)
                     text.raw("}")
                 }
                 text.raw("]")
             }
-
-            mutating func finished() -> (text: [UInt8], elements: Int) {
-                roots.finish()
-                return (roots.text.bytes, roots.runs)
-            }
         }
     }
+}
+
+/// An object on the chain of open objects: its entity's number and its row.
+private struct OpenObject {
+    let kind: Int
+    let rowID: Int64
 }
