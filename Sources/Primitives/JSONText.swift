@@ -163,13 +163,20 @@ public struct JSONText: Sendable {
     /// Decimal digits, written without an intermediate `String` (change files hold millions).
     @inlinable
     public mutating func append(integer: Int64) {
-        write(upTo: 20) { p in
-            // At most 19 digits and a sign (Int64.min's magnitude has 19).
+        append(integer: integer, after: "")
+    }
+
+    /// `separator` (punctuation), then `integer`'s digits, in one write.
+    @inlinable
+    public mutating func append(integer: Int64, after separator: StaticString) {
+        let lead = separator.utf8CodeUnitCount
+        write(upTo: lead &+ 20) { p in
+            p.update(from: separator.utf8Start, count: lead)
             if integer < 0 {
-                p.pointee = UInt8(ascii: "-")
-                return 1 &+ Self.writeDigits(integer.magnitude, at: p + 1)
+                p[lead] = UInt8(ascii: "-")
+                return lead &+ 1 &+ Self.writeDigits(integer.magnitude, at: p + (lead &+ 1))
             }
-            return Self.writeDigits(integer.magnitude, at: p)
+            return lead &+ Self.writeDigits(integer.magnitude, at: p + lead)
         }
     }
 
@@ -235,33 +242,73 @@ public struct JSONText: Sendable {
     /// rest as UTF-8 (`/` too, unless `escapesSlashes`).
     @inlinable
     public mutating func append(string: String) {
+        append(string: string, after: "")
+    }
+
+    /// `separator` (punctuation, as `raw` writes it), then `string` as `append(string:)` writes
+    /// it, in one write: a change file's rows are mostly such pairs.
+    @inlinable
+    public mutating func append(string: String, after separator: StaticString) {
         var s = string
-        s.withUTF8 { append(stringUTF8: $0) }
+        s.withUTF8 { append(stringUTF8: $0, after: separator) }
     }
 
     /// `append(string:)` of UTF-8 bytes.
     @inlinable
     public mutating func append(stringUTF8 utf8: UnsafeBufferPointer<UInt8>) {
-        let slash: UInt8 = escapesSlashes ? 0x2F : 0x22
-        let count = utf8.count
-        guard let base = utf8.baseAddress else { return raw("\"\"") }
-        // The bytes up to the first that needs an escape, found eight at a time (change files
-        // hold millions of strings, few with anything to escape).
-        var i = 0
-        while i &+ 8 <= count && !Self.mayNeedEscape(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self), slash) { i &+= 8 }
-        while i < count && !Self.needsEscape(base[i], slash) { i &+= 1 }
-        guard i < count else {
-            // Nothing to escape: quotes around one copy.
-            return write(upTo: count &+ 2) { p in
-                p.pointee = 0x22
-                (p + 1).update(from: base, count: count)
-                p[count &+ 1] = 0x22
-                return count &+ 2
+        append(stringUTF8: utf8, after: "")
+    }
+
+    @inlinable
+    mutating func append(stringUTF8 utf8: UnsafeBufferPointer<UInt8>, after separator: StaticString) {
+        let count = utf8.count, lead = separator.utf8CodeUnitCount
+        guard let base = utf8.baseAddress, count > 0 else {
+            raw(separator)
+            return raw("\"\"")
+        }
+        let first = Self.firstToEscape(base, count, slash: escapesSlashes)
+        guard first < count else {
+            // Nothing to escape: the separator and quotes around one copy.
+            return write(upTo: lead &+ count &+ 2) { p in
+                p.update(from: separator.utf8Start, count: lead)
+                p[lead] = 0x22
+                (p + (lead &+ 1)).update(from: base, count: count)
+                p[lead &+ count &+ 1] = 0x22
+                return lead &+ count &+ 2
             }
         }
+        raw(separator)
         append(byte: 0x22)
-        appendEscaping(base, count, from: i, slash)
+        appendEscaping(base, count, from: first, escapesSlashes ? 0x2F : 0x22)
         append(byte: 0x22)
+    }
+
+    /// The offset of the first byte of `count` at `base` that needs an escape (`count` if none),
+    /// found eight bytes at a time; the last word overlaps the one before rather than going
+    /// byte by byte.
+    @inlinable
+    static func firstToEscape(_ base: UnsafePointer<UInt8>, _ count: Int, slash: Bool) -> Int {
+        var i = 0
+        if count >= 8 {
+            let raw = UnsafeRawPointer(base)
+            // The test for `/` is left out when it is written as it is (two loops, no branch in either).
+            if slash {
+                while i &+ 8 <= count && !mayNeedEscape(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self), 0x2F) { i &+= 8 }
+                if i &+ 8 > count {
+                    if !mayNeedEscape(raw.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self), 0x2F) { return count }
+                    i = count &- 8
+                }
+            } else {
+                while i &+ 8 <= count && !mayNeedEscapeNoSlash(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) { i &+= 8 }
+                if i &+ 8 > count {
+                    if !mayNeedEscapeNoSlash(raw.loadUnaligned(fromByteOffset: count &- 8, as: UInt64.self)) { return count }
+                    i = count &- 8
+                }
+            }
+        }
+        let slashByte: UInt8 = slash ? 0x2F : 0x22
+        while i < count && !needsEscape(base[i], slashByte) { i &+= 1 }
+        return i
     }
 
     /// The rest of a string from `first`, the offset of its first byte that needs an escape: runs
@@ -296,10 +343,19 @@ public struct JSONText: Sendable {
     @inlinable
     static func mayNeedEscape(_ word: UInt64, _ slash: UInt8) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highBits: UInt64 = 0x8080_8080_8080_8080
-        @inline(__always) func hasZeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highBits }
-        let control = (word &- 0x20 &* ones) & ~word & highBits
-        return control | hasZeroByte(word ^ (0x22 &* ones)) | hasZeroByte(word ^ (0x5C &* ones))
-            | hasZeroByte(word ^ (UInt64(slash) &* ones)) != 0
+        // A byte is zero where `(v - 1) & ~v` has its high bit; every value tested here is below
+        // 0x80, so `~v`'s high bits are the word's own and the tests share them.
+        let below = (word &- 0x20 &* ones) | ((word ^ (0x22 &* ones)) &- ones) | ((word ^ (0x5C &* ones)) &- ones)
+            | ((word ^ (UInt64(slash) &* ones)) &- ones)
+        return below & ~word & highBits != 0
+    }
+
+    /// `mayNeedEscape` without `/`.
+    @inlinable
+    static func mayNeedEscapeNoSlash(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highBits: UInt64 = 0x8080_8080_8080_8080
+        let below = (word &- 0x20 &* ones) | ((word ^ (0x22 &* ones)) &- ones) | ((word ^ (0x5C &* ones)) &- ones)
+        return below & ~word & highBits != 0
     }
 
     @usableFromInline

@@ -170,8 +170,8 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// What is not in the file yet: batches are written straight into it, and it into the
         /// file when it holds a megabyte.
         private var text = JSONText()
-        /// Member texts of `InsertedRows`, kept from batch to batch.
-        private var spare: [JSONText] = []
+        /// Buffers of `InsertedRows`, kept from batch to batch.
+        private var scratch = InsertedRows.Scratch()
         /// Bytes written to the file, and in all (file and text).
         private var flushed: UInt64 = 0
         private var written: UInt64 { flushed + UInt64(text.count) }
@@ -213,7 +213,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             let start = text.count
             if nodes > 0 { text.raw(",") }
             do {
-                let elements = try rows.render(changes, into: &text, spare: &spare)
+                let elements = try rows.render(changes, into: &text, scratch: &scratch)
                 if elements == 0 { text.truncate(to: start) }
                 nodes += elements
             } catch {
@@ -327,16 +327,13 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
                     first = false
                     continue
                 case .string(let s):
-                    if !first { text.raw(",") }
-                    text.append(string: s)
+                    if first { text.append(string: s) } else { text.append(string: s, after: ",") }
                 case .integer(let n):
-                    if !first { text.raw(",") }
-                    text.append(integer: n)
+                    if first { text.append(integer: n) } else { text.append(integer: n, after: ",") }
                 case .bool(let b):
                     if first { text.raw(b ? "true" : "false") } else { text.raw(b ? ",true" : ",false") }
                 case .date(let seconds):
-                    text.raw(first ? "{\"date\":" : ",{\"date\":")
-                    text.append(integer: seconds)
+                    if first { text.append(integer: seconds, after: "{\"date\":") } else { text.append(integer: seconds, after: ",{\"date\":") }
                     text.raw("}")
                 case let value:
                     if !first { text.raw(",") }

@@ -21,9 +21,10 @@ extension ChangeRecorder {
     /// delays the import).
     struct InsertedRows: Sendable {
         /// What the walk needs of an entity, by number.
-        private struct Kind: @unchecked Sendable {   // EntityPlan is not changed once made
+        fileprivate struct Kind: @unchecked Sendable {   // EntityPlan is not changed once made
             let name: String
             let plan: EntityPlan
+            let rowKeys: [String]
             /// The number of the entity that owns it (by the relationship `plan.owner` names), or
             /// -1: it is only ever a root.
             let owner: Int
@@ -33,6 +34,8 @@ extension ChangeRecorder {
             let relationship: Int
             /// The positions of the references written as such.
             let references: [Int]
+            let isCompactNested: Bool
+            let isCompactAtRoot: Bool
         }
 
         private let kinds: [Kind]
@@ -45,10 +48,10 @@ extension ChangeRecorder {
             let relationships = Set(sorted.compactMap { $0.owner?.relationship }).sorted()
             let relationshipNumber = Dictionary(uniqueKeysWithValues: relationships.enumerated().map { ($1, $0) })
             kinds = sorted.map { plan in
-                Kind(name: plan.entity.name, plan: plan, owner: plan.owner.flatMap { number[$0.entity] } ?? -1,
+                Kind(name: plan.entity.name, plan: plan, rowKeys: plan.rowKeys, owner: plan.owner.flatMap { number[$0.entity] } ?? -1,
                      ownerColumn: plan.owner?.index ?? -1,
                      relationship: plan.owner.flatMap { relationshipNumber[$0.relationship] } ?? -1,
-                     references: plan.references.map(\.index))
+                     references: plan.references.map(\.index), isCompactNested: plan.isCompactNested, isCompactAtRoot: plan.isCompactAtRoot)
             }
             memberHeads = relationships.map { name in
                 var head = JSONText()
@@ -61,39 +64,39 @@ extension ChangeRecorder {
         /// Whether `render` can write the batch.
         func fits(_ changes: ChangeBatch) -> Bool {
             guard changes.updated.isEmpty, changes.deleted.isEmpty, !changes.inserted.isEmpty else { return false }
-            // The chain of open objects, by entity number and row id.
-            var open: [OpenObject] = []
-            open.reserveCapacity(8)
+            // The chain of open objects: its first `depth` entries.
+            var chain: [OpenObject] = [], depth = 0
             return forEachInsert(changes) { k, rowID, row in
-                let kind = kinds[k]
-                for index in kind.references where !row[index].isNull { return false }
-                if kind.ownerColumn >= 0, let ownerRow = row[kind.ownerColumn].integerValue {
-                    guard kind.plan.isCompactNested, let depth = Self.depth(of: kind.owner, ownerRow, in: open, below: open.count) else { return false }
-                    open.removeSubrange((depth + 1)...)
+                for index in kinds[k].references where !row[index].isNull { return false }
+                let ownerColumn = kinds[k].ownerColumn
+                if ownerColumn >= 0, let ownerRow = row[ownerColumn].integerValue {
+                    guard kinds[k].isCompactNested, let at = Self.depth(of: kinds[k].owner, ownerRow, in: chain, below: depth) else { return false }
+                    depth = at + 1
                 } else {
-                    guard kind.plan.isCompactAtRoot else { return false }
-                    open.removeAll(keepingCapacity: true)
+                    guard kinds[k].isCompactAtRoot else { return false }
+                    depth = 0
                 }
-                open.append(OpenObject(kind: k, rowID: rowID))
+                if depth < chain.count { chain[depth] = OpenObject(kind: k, rowID: rowID) } else { chain.append(OpenObject(kind: k, rowID: rowID)) }
+                depth += 1
                 return true
             }
         }
 
         /// Writes the batch's elements of the document's `changes` array (one per run of roots of
         /// one entity), joined by commas, at the end of `text`; returns how many there are. Only
-        /// for a batch that `fits`. `spare` keeps emptied member texts from batch to batch.
-        func render(_ changes: ChangeBatch, into text: inout JSONText, spare: inout [JSONText]) throws -> Int {
+        /// for a batch that `fits`. `scratch` keeps the open objects' buffers from batch to batch.
+        func render(_ changes: ChangeBatch, into text: inout JSONText, scratch: inout Scratch) throws -> Int {
             var writing = Writing(kinds: kinds, memberHeads: memberHeads)
             swap(&writing.roots.text, &text)
-            swap(&writing.spare, &spare)
+            swap(&writing.open, &scratch.open)
             defer {
                 swap(&writing.roots.text, &text)
-                swap(&writing.spare, &spare)
+                swap(&writing.open, &scratch.open)
             }
             let fitted = forEachInsert(changes) { k, rowID, row in
-                let kind = kinds[k]
-                if kind.ownerColumn >= 0, let ownerRow = row[kind.ownerColumn].integerValue {
-                    guard let depth = Self.depth(of: kind.owner, ownerRow, in: writing.chain, below: writing.depth) else { return false }
+                let ownerColumn = kinds[k].ownerColumn
+                if ownerColumn >= 0, let ownerRow = row[ownerColumn].integerValue {
+                    guard let depth = Self.depth(of: kinds[k].owner, ownerRow, in: writing.chain, below: writing.depth) else { return false }
                     while writing.depth > depth + 1 { writing.close() }
                     writing.openMember(k, rowID, row)
                 } else {
@@ -102,10 +105,19 @@ extension ChangeRecorder {
                 }
                 return true
             }
-            guard fitted else { throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for") }
+            guard fitted else {
+                writing.depth = 0
+                for i in writing.open.indices { writing.open[i].memberCount = 0 }
+                throw ObjectGraphError.invalidOperation("a batch of inserts did not fit the form it was checked for")
+            }
             while writing.depth > 0 { writing.close() }
             writing.roots.finish()
             return writing.roots.runs
+        }
+
+        /// Buffers of open objects and their members, kept from one batch to the next.
+        struct Scratch {
+            fileprivate var open: [Writing.Open] = []
         }
 
         /// Where the object of entity `kind` and row `rowID` is on the chain of open objects.
@@ -130,16 +142,15 @@ extension ChangeRecorder {
                     guard let found = kinds.firstIndex(where: { $0.name == entity }) else { continue }
                     k = found
                 }
-                let plan = kinds[k].plan
                 let values = changes.inserted[i].new, keys = changes.inserted[i].changedKeys
-                let row = values.count == plan.rowKeys.count && keys == plan.rowKeys ? values : plan.row(values, keys: keys)
+                let row = values.count == kinds[k].rowKeys.count && keys == kinds[k].rowKeys ? values : kinds[k].plan.row(values, keys: keys)
                 if !body(k, changes.inserted[i].id.rowID, row) { return false }
             }
             return true
         }
 
-        /// Rows written so far, the objects whose members may still come, and spare buffers.
-        private struct Writing {
+        /// Rows written so far and the objects whose members may still come.
+        fileprivate struct Writing {
             let kinds: [Kind]
             let memberHeads: [JSONText]
             /// The roots' runs, each an element of the document's `changes` array.
@@ -150,8 +161,6 @@ extension ChangeRecorder {
             var depth = 0
             /// Each open entry's entity and row, where owners are looked up.
             var chain: [OpenObject] = []
-            /// Emptied member texts, kept for the next objects' members.
-            var spare: [JSONText] = []
 
             init(kinds: [Kind], memberHeads: [JSONText]) {
                 self.kinds = kinds
@@ -165,8 +174,13 @@ extension ChangeRecorder {
                 /// Where its row's last non-null value ends in its container's text: a row that
                 /// gets no members stops there.
                 var written: Int
-                /// Its members' rows by relationship number, in the order they came.
-                var members: [(relationship: Int, rows: Rows)] = []
+                /// Its members' rows by relationship number, in the order they came: the first
+                /// `memberCount`; the rest are emptied texts kept for the next object here.
+                var members: [Rows] = []
+                /// The relationship of each of `members`, by number (apart, so that looking one up
+                /// copies no member).
+                var relationships: [Int] = []
+                var memberCount = 0
             }
 
             /// Rows of one container, in runs of one entity: `{"change":"insert","entityName":E,"rows":[` row, row...
@@ -192,18 +206,24 @@ extension ChangeRecorder {
 
                 /// Ends the last run.
                 mutating func finish() { if runs > 0 { text.raw("]}") } }
+
+                /// Empty again, keeping the buffer.
+                mutating func removeAll() {
+                    text.removeAll()
+                    lastKind = -1
+                    runs = 0
+                }
             }
 
             /// Opens an object at `depth`, reusing the entry left there.
             private mutating func push(_ kind: Int, _ rowID: Int64, slot: Int, written: Int) {
                 if depth < open.count {
-                    chain[depth] = OpenObject(kind: kind, rowID: rowID)
                     open[depth].slot = slot
                     open[depth].written = written
                 } else {
-                    chain.append(OpenObject(kind: kind, rowID: rowID))
                     open.append(Open(slot: slot, written: written))
                 }
+                if depth < chain.count { chain[depth] = OpenObject(kind: kind, rowID: rowID) } else { chain.append(OpenObject(kind: kind, rowID: rowID)) }
                 depth += 1
             }
 
@@ -214,14 +234,20 @@ extension ChangeRecorder {
             /// A member of the last open object.
             mutating func openMember(_ k: Int, _ rowID: Int64, _ row: [Value]) {
                 let owner = depth - 1, relationship = kinds[k].relationship
-                var m = open[owner].members.firstIndex { $0.relationship == relationship } ?? -1
-                if m < 0 {
-                    var rows = Rows()
-                    if let text = spare.popLast() { rows.text = text }
-                    open[owner].members.append((relationship, rows))
-                    m = open[owner].members.count - 1
+                var m = 0
+                let count = open[owner].memberCount
+                while m < count && open[owner].relationships[m] != relationship { m += 1 }
+                if m == count {
+                    if m < open[owner].members.count {
+                        open[owner].relationships[m] = relationship
+                        open[owner].members[m].removeAll()   // emptied already, unless a batch failed
+                    } else {
+                        open[owner].relationships.append(relationship)
+                        open[owner].members.append(Rows())
+                    }
+                    open[owner].memberCount += 1
                 }
-                let written = open[owner].members[m].rows.write(k, kinds[k].plan, row)
+                let written = open[owner].members[m].write(k, kinds[k].plan, row)
                 push(k, rowID, slot: m, written: written)
             }
 
@@ -237,31 +263,39 @@ extension ChangeRecorder {
                     swap(&text, &roots.text)
                 } else {
                     let owner = depth - 1, slot = open[depth].slot
-                    swap(&text, &open[owner].members[slot].rows.text)
+                    swap(&text, &open[owner].members[slot].text)
                     end(depth, in: &text)
-                    swap(&text, &open[owner].members[slot].rows.text)
+                    swap(&text, &open[owner].members[slot].text)
                 }
             }
 
             private mutating func end(_ object: Int, in text: inout JSONText) {
-                if open[object].members.isEmpty {
+                let count = open[object].memberCount
+                if count == 0 {
                     text.truncate(to: open[object].written)
                 } else {
                     text.raw(",{")
                     // Relationships are numbered in name order.
-                    if open[object].members.count > 1 { open[object].members.sort { $0.relationship < $1.relationship } }
-                    for i in open[object].members.indices {
-                        if i > 0 { text.raw(",") }
-                        text.append(json: memberHeads[open[object].members[i].relationship])
-                        open[object].members[i].rows.finish()
-                        text.append(json: open[object].members[i].rows.text)
-                        text.raw("]}")
-                        var emptied = JSONText()
-                        swap(&emptied, &open[object].members[i].rows.text)
-                        emptied.removeAll()
-                        spare.append(emptied)
+                    // A few relationships at most: sorted in place by insertion.
+                    var i = 1
+                    while i < count {
+                        var j = i
+                        while j > 0 && open[object].relationships[j - 1] > open[object].relationships[j] {
+                            open[object].relationships.swapAt(j - 1, j)
+                            open[object].members.swapAt(j - 1, j)
+                            j -= 1
+                        }
+                        i += 1
                     }
-                    open[object].members.removeAll(keepingCapacity: true)
+                    for i in 0..<count {
+                        if i > 0 { text.raw(",") }
+                        text.append(json: memberHeads[open[object].relationships[i]])
+                        open[object].members[i].finish()
+                        text.append(json: open[object].members[i].text)
+                        text.raw("]}")
+                        open[object].members[i].removeAll()
+                    }
+                    open[object].memberCount = 0
                     text.raw("}")
                 }
                 text.raw("]")
