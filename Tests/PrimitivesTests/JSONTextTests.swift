@@ -164,6 +164,25 @@ import Primitives
         #expect(text.string == "\"\"")
     }
 
+    /// A row's pieces written together (a separator and a value) are the pieces written one
+    /// by one.
+    @Test func piecesWrittenTogetherAreThePiecesOneByOne() {
+        var together = JSONText(), apart = JSONText()
+        for (i, s) in ["", "a", "a/b\"c", String(repeating: "é", count: 9), "\u{1}x"].enumerated() {
+            together.append(string: s, after: ",")
+            apart.raw(",")
+            apart.append(string: s)
+            together.append(integer: Int64(i) - 2, after: "{\"date\":")
+            apart.raw("{\"date\":")
+            apart.append(integer: Int64(i) - 2)
+        }
+        together.append(integer: .min, after: ",")
+        apart.raw(",")
+        apart.append(integer: .min)
+        #expect(together.string == apart.string)
+        #expect(together.string.hasSuffix(",-9223372036854775808"))
+    }
+
     @Test func aNumberJSONCannotHoldIsAnError() {
         struct Odd: Encodable { var value = Double.nan }
         var text = JSONText()
