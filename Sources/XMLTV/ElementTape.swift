@@ -122,9 +122,12 @@ struct TapeReader {
     // A constant, never dereferenced: an empty tape has no element to read.
     private static var nowhere: UnsafePointer<UInt8> { UnsafePointer(bitPattern: 1).unsafelyUnwrapped }
 
+    /// Moves `i` past the NUL-terminated string at it: one `strlen` (word-at-a-time in the C
+    /// library) rather than a checked loop per byte, since descriptions are long. A tape is
+    /// well-formed (written by `TapeWriter`, or checked by `isWellFormed`), so the NUL is there.
+    @inline(__always)
     private func skipCString(_ i: inout Int) {
-        while tape[i] != 0 { i += 1 }
-        i += 1
+        i += strlen(base + i) + 1
     }
 
     /// Whether `tape` is a sequence of whole events as `TapeWriter` records them (every string

@@ -5,14 +5,28 @@ extension EpisodeNumber {
     /// `season[/count] . episode[/count] . part[/count]`, zero-based, any field may be empty;
     /// some feeds (freeview) write only `season.episode`.
     mutating func parseXMLTVNS() {
-        var numbers: [Int?] = [nil, nil, nil]
-        var counts: [Int?] = [nil, nil, nil]
+        // Three fields kept in locals, not arrays: this runs for most programmes of a guide.
+        var numbers: (Int?, Int?, Int?) = (nil, nil, nil)
+        var counts: (Int?, Int?, Int?) = (nil, nil, nil)
         var field = 0, inCount = false
         var value = 0, digits = 0, valid = true
         func finish() {
             guard field < 3 else { return }
             let parsed: Int? = valid && digits > 0 ? value : nil
-            if inCount { counts[field] = parsed } else { numbers[field] = parsed.map { $0 + 1 } }
+            if inCount {
+                switch field {
+                case 0: counts.0 = parsed
+                case 1: counts.1 = parsed
+                default: counts.2 = parsed
+                }
+            } else {
+                let number = parsed.map { $0 + 1 }
+                switch field {
+                case 0: numbers.0 = number
+                case 1: numbers.1 = number
+                default: numbers.2 = number
+                }
+            }
             value = 0; digits = 0; valid = true
         }
         for c in raw.utf8 {
@@ -33,9 +47,9 @@ extension EpisodeNumber {
             }
         }
         finish()
-        (season, seasonCount) = (numbers[0], counts[0])
-        (episode, episodeCount) = (numbers[1], counts[1])
-        (part, partCount) = (numbers[2], counts[2])
+        (season, seasonCount) = (numbers.0, counts.0)
+        (episode, episodeCount) = (numbers.1, counts.1)
+        (part, partCount) = (numbers.2, counts.2)
     }
 
     /// "S04E14", "S4 E14", "S04E14P2" or "E14": already one-based.

@@ -50,6 +50,9 @@ extension ProgrammeRecord: ScheduledProgramme {
 /// ```
 public enum ScheduleNormaliser {
     /// `programmes` may come in any order; they are taken as belonging to `channel`.
+    // Specialised for the records an import reads (called across modules, it would otherwise
+    // run generic: every copy and comparison through witness tables).
+    @_specialize(where P == ProgrammeRecord)
     public static func normalise<P: ScheduledProgramme>(_ programmes: [P], channel: String)
         -> (programmes: [P], warnings: [XMLTVWarning]) {
         var warnings: [XMLTVWarning] = []

@@ -54,22 +54,43 @@ func normalisedText(_ bytes: UnsafeBufferPointer<UInt8>, _ mode: TextMode) -> St
     return String(decoding: out, as: UTF8.self)
 }
 
+/// Whether `core` (trimmed) differs from its normalised form. Runs over every text of a guide, so
+/// it looks at eight bytes per step: a word without a control byte or two spaces in a row (the
+/// common case) costs a few operations. A byte below 0x20 always takes the rewrite, which is exact
+/// for blanks and copies any other byte unchanged.
 private func needsRewrite(_ core: UnsafeBufferPointer<UInt8>, _ mode: TextMode) -> Bool {
+    guard let base = core.baseAddress else { return false }
     switch mode {
     case .collapse:
-        var previousBlank = false
-        for c in core {
-            if c == 9 || c == 10 || c == 13 { return true }
+        let raw = UnsafeRawPointer(base)
+        let low7: UInt64 = 0x7F7F_7F7F_7F7F_7F7F, high: UInt64 = 0x8080_8080_8080_8080
+        var carry: UInt64 = 0   // the high bit of byte 0 set when the byte before this word was a space
+        var i = 0
+        while i + 8 <= core.count {
+            let w = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            // Exact per-byte flags (0x80): bytes below 0x20, and bytes equal to 0x20.
+            let control = ~((w & low7) &+ 0x6060_6060_6060_6060) & ~w & high
+            let x = w ^ 0x2020_2020_2020_2020
+            let space = ~(((x & low7) &+ low7) | x) & high
+            if control != 0 || space & ((space << 8) | carry) != 0 { return true }
+            carry = space >> 56
+            i += 8
+        }
+        var previousBlank = carry != 0
+        while i < core.count {
+            let c = base[i]
+            if c < 32 { return true }
             if c == 32 {
                 if previousBlank { return true }
                 previousBlank = true
             } else {
                 previousBlank = false
             }
+            i += 1
         }
         return false
     case .multiline:
-        return core.contains(13)
+        return memchr(base, 13, core.count) != nil
     }
 }
 

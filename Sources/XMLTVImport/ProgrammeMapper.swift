@@ -43,7 +43,7 @@ public enum ListingsMapper {
             text(p.date), text(lines(p.keywords)), text(p.language), text(p.originalLanguage),
             integer(p.length),
             text(p.icons.first?.src), text(p.urls.first), text(p.countries.isEmpty ? nil : p.countries.joined(separator: "\n")),
-            text(p.episodeNumbers.isEmpty ? nil : p.episodeNumbers.map { "\($0.system)=\($0.raw)" }.joined(separator: "\n")),
+            text(episodeNumbers(p.episodeNumbers)),
             integer(preferred?.season), integer(preferred?.seasonCount), integer(preferred?.episode),
             integer(preferred?.episodeCount), integer(preferred?.part), integer(preferred?.partCount),
             text(keyed(p.video)), text(keyed(p.audio)),
@@ -54,20 +54,35 @@ public enum ListingsMapper {
             text(icons(p.icons)), text(images(p.images)),
         ]
         // Owned members, sorted by their identifier (the merge walks them as a sorted stream);
-        // the same person in the same role twice is one credit: the first one listed.
-        var credits: [IncomingObject] = []
-        credits.reserveCapacity(p.credits.count)
-        for (i, c) in p.credits.enumerated() {
-            credits.append(IncomingObject(values: [.string(c.role), .string(c.name), text(c.character), .bool(c.isGuest), .integer(Int64(i)),
-                                          text(images(c.images))]))
+        // the same person in the same role twice is one credit: the first one listed. Ordered
+        // on the source values, so that only the members kept are made.
+        let credits = p.credits
+        var creditObjects: [IncomingObject] = []
+        if !credits.isEmpty {
+            creditObjects.reserveCapacity(credits.count)
+            forEachUnique(credits.count, comparing: { a, b in
+                let role = compareUTF8(credits[a].role, credits[b].role)
+                return role != 0 ? role : compareUTF8(credits[a].name, credits[b].name)
+            }) { i in
+                let c = credits[i]
+                creditObjects.append(IncomingObject(values: [.string(c.role), .string(c.name), text(c.character), .bool(c.isGuest),
+                                                             .integer(Int64(i)), text(images(c.images))]))
+            }
         }
-        var categories: [IncomingObject] = []
-        categories.reserveCapacity(p.categories.count)
-        for (i, c) in p.categories.enumerated() where !c.text.isEmpty {
-            categories.append(IncomingObject(values: [.string(c.text), .string(c.lang ?? ""), .integer(Int64(i))]))
+        // A category's position counts the empty ones left out, as listed.
+        let categories = p.categories
+        var categoryObjects: [IncomingObject] = []
+        if !categories.isEmpty {
+            categoryObjects.reserveCapacity(categories.count)
+            forEachUnique(categories.count, where: { !categories[$0].text.isEmpty }, comparing: { a, b in
+                let text = compareUTF8(categories[a].text, categories[b].text)
+                return text != 0 ? text : compareUTF8(categories[a].lang ?? "", categories[b].lang ?? "")
+            }) { i in
+                let c = categories[i]
+                categoryObjects.append(IncomingObject(values: [.string(c.text), .string(c.lang ?? ""), .integer(Int64(i))]))
+            }
         }
-        var object = IncomingObject(values: values, children: [sortedUnique(credits, identifier: [0, 1], position: 4),
-                                                               sortedUnique(categories, identifier: [0, 1], position: 2)])
+        var object = IncomingObject(values: values, children: [creditObjects, categoryObjects])
         object.contentHash = p.sourceHash.map { contentHash($0, p) } ?? ContentHash.of(object)
         return object
     }
@@ -89,36 +104,43 @@ public enum ListingsMapper {
         return h.value
     }
 
-    /// Members sorted by identifier, keeping the first listed (lowest `position`) of equal ones.
-    private static func sortedUnique(_ members: [IncomingObject], identifier: [Int], position: Int) -> [IncomingObject] {
-        guard members.count > 1 else { return members }
-        func precedes(_ a: IncomingObject, _ b: IncomingObject) -> Bool {
-            for p in identifier {
-                let c = Value.compare(a.values[p], b.values[p])
-                if c != 0 { return c < 0 }
+    /// Calls `body` with the positions `0..<count` (those `included`) in the order of `compare`
+    /// (an identifier comparison, by UTF-8 bytes as `Value.compare`), skipping a position whose
+    /// identifier equals the one before: of equal identifiers, the first listed is kept.
+    private static func forEachUnique(_ count: Int, where included: (Int) -> Bool = { _ in true },
+                                      comparing compare: (Int, Int) -> Int, _ body: (Int) -> Void) {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { order in
+            var n = 0
+            for i in 0..<count where included(i) {
+                order[n] = i
+                n += 1
             }
-            return Value.compare(a.values[position], b.values[position]) < 0
-        }
-        // A programme has a few credits and categories: sorted in place, by insertion, rather
-        // than by the general sort, which cost more than the comparisons for so few.
-        var sorted = members
-        if sorted.count <= 16 {
-            for i in 1..<sorted.count {
-                var j = i
-                while j > 0 && precedes(sorted[j], sorted[j - 1]) {
-                    sorted.swapAt(j, j - 1)
-                    j -= 1
+            guard n > 0 else { return }
+            var sorted = UnsafeMutableBufferPointer(rebasing: order[..<n])
+            // Positions break ties, so every sort gives the same order. A programme has a few
+            // credits and categories: sorted by insertion, cheaper than the general sort for so few.
+            func precedes(_ a: Int, _ b: Int) -> Bool {
+                let c = compare(a, b)
+                return c != 0 ? c < 0 : a < b
+            }
+            if n <= 16 {
+                for i in 1..<n {
+                    var j = i
+                    while j > 0 && precedes(sorted[j], sorted[j - 1]) {
+                        sorted.swapAt(j, j - 1)
+                        j -= 1
+                    }
                 }
+            } else {
+                sorted.sort(by: precedes)
             }
-        } else {
-            sorted.sort(by: precedes)
+            var last = sorted[0]
+            body(last)
+            for i in sorted.dropFirst() where compare(i, last) != 0 {
+                body(i)
+                last = i
+            }
         }
-        var unique: [IncomingObject] = [sorted[0]]
-        unique.reserveCapacity(sorted.count)
-        for m in sorted.dropFirst() where identifier.contains(where: { Value.compare(m.values[$0], unique[unique.count - 1].values[$0]) != 0 }) {
-            unique.append(m)
-        }
-        return unique
     }
 
     /// Every icon as a `width\theight\tsrc` line (`TVModel`'s `icons`), or nil when the first
@@ -134,6 +156,21 @@ public enum ListingsMapper {
             .joined(separator: "\n")
     }
 
+    /// Every episode number as a `system=raw` line, nil for none: one String built in place.
+    private static func episodeNumbers(_ numbers: [EpisodeNumber]) -> String? {
+        guard let first = numbers.first else { return nil }
+        var lines = first.system
+        lines += "="
+        lines += first.raw
+        for number in numbers.dropFirst() {
+            lines += "\n"
+            lines += number.system
+            lines += "="
+            lines += number.raw
+        }
+        return lines
+    }
+
     private static func integer(_ n: Int?) -> Value { n.map { .integer(Int64($0)) } ?? .null }
 
     private static func text(_ s: String?) -> Value {
@@ -143,6 +180,8 @@ public enum ListingsMapper {
 
     /// The preferred text (the first, as listed: XMLTV puts the main language first) and the rest.
     private static func split(_ texts: [LocalizedText]) -> (LocalizedText?, [LocalizedText]) {
+        // Most lists hold one text: no filtered copy for those.
+        if texts.count <= 1 { return (texts.first.flatMap { $0.text.isEmpty ? nil : $0 }, []) }
         let nonEmpty = texts.filter { !$0.text.isEmpty }
         return (nonEmpty.first, Array(nonEmpty.dropFirst()))
     }
