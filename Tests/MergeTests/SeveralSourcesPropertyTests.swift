@@ -150,19 +150,8 @@ import XMLTVImport
 
     @Test(arguments: 0..<40)
     func theShownGuideFollowsTheRulesWhateverTheOrder(seed: Int) throws {
-        try checkTheShownGuide(seed: seed, onDisk: false)
-    }
-
-    /// The same on a database file: there a re-import reads the other sources' rows of a shared
-    /// channel beside the parse, on a connection of its own (`GuideImporter.SideReads`).
-    @Test(arguments: 0..<40)
-    func theShownGuideFollowsTheRulesOnADatabaseFile(seed: Int) throws {
-        try checkTheShownGuide(seed: seed, onDisk: true)
-    }
-
-    private func checkTheShownGuide(seed: Int, onDisk: Bool) throws {
         var g = SplitMix64(state: UInt64(seed) &* 7919 &+ 1)
-        let h = try Harness(onDisk: onDisk)
+        let h = try Harness()
         let names = ["a", "b", "c", "d"].prefix(g.int(2...4)).map { $0 }
         var priorities: [String: Int] = [:]
         var channelsOf: [String: [String]] = [:]

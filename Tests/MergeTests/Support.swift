@@ -66,15 +66,11 @@ final class TempDir {
     }
 }
 
-/// One store (in memory, or a database file in the harness's directory) plus helpers to import guides into it.
+/// One in-memory store plus helpers to import guides into it.
 final class Harness {
     let store: Store
     let dir = TempDir()
-    /// `onDisk`: a database file, as the command line has (an import then reads other sources'
-    /// rows on a second connection, `GuideImporter.SideReads`); otherwise in memory.
-    init(onDisk: Bool = false) throws {
-        store = onDisk ? try Store(path: dir.path + "/tv.sqlite", model: TVModel.model()) : try Store.inMemory(model: TVModel.model())
-    }
+    init() throws { store = try Store.inMemory(model: TVModel.model()) }
 
     /// `ImportOptions.maxChannelBytes` for this harness's imports (nil: the default).
     var maxChannelBytes: Int64?
