@@ -172,12 +172,8 @@ public final class GuideImporter {
     /// A guide not grouped by channel is merged from a staging table instead; see `importGuide`.
     struct NotGroupedByChannel: Error { let channel: String }
 
-    /// `storePath`: the database `context` writes, opened a second time for reading beside the
-    /// parse (`SideReads`); nil (an in-memory store) reads everything on the import's thread.
-    public init(context: ObjectContext, options: ImportOptions, overwritable: [String: Set<String>] = [:],
-                storePath: String? = nil) throws {
+    public init(context: ObjectContext, options: ImportOptions, overwritable: [String: Set<String>] = [:]) throws {
         self.context = context
-        self.storePath = storePath
         self.options = options
         self.overwritable = overwritable
         let model = context.model
@@ -210,44 +206,6 @@ public final class GuideImporter {
 
     private let collector: MergeChangeCollector
     private let lostEdits: LostEditsObserver
-    private let storePath: String?
-
-    /// The reads of the other sources' rows of each shared channel (`GuideResolver.OtherSources`),
-    /// done on the reading thread from a read-only connection of its own: the last commit, which
-    /// the import's write transaction (taken before the reader starts) keeps the other sources'
-    /// rows at. A read that fails is left to the import's thread.
-    final class SideReads: @unchecked Sendable {
-        let path: String
-        let model: ObjectModel
-        let source: String
-        /// Opened on the reading thread at its first read, used there alone.
-        private var store: Store?
-
-        init(path: String, model: ObjectModel, source: String) {
-            self.path = path
-            self.model = model
-            self.source = source
-        }
-
-        func otherSources(of channel: String) -> GuideResolver.OtherSources? {
-            do {
-                if store == nil { store = try Store(path: path, model: model, readOnly: true) }
-                return try store?.read { try GuideResolver.otherSources(of: channel, besides: source, in: $0) }
-            } catch {
-                return nil
-            }
-        }
-    }
-
-    /// The side reads for this import: when another source has channels (else nothing is
-    /// shared but what this import makes shared, resolved whole at its end) and the import
-    /// resolves shared channels block by block.
-    private func sideReads() throws -> SideReads? {
-        guard let storePath, !options.resolveAllChannels,
-              try context.first("SourceChannel", where: .compare("source", .notEqual, .string(options.source)), keys: []) != nil
-        else { return nil }
-        return SideReads(path: storePath, model: context.model, source: options.source)
-    }
 
     /// The canonical ids of channels shared by several sources (those with source rows).
     private func sharedChannelIDs() throws -> [Value] {
@@ -329,9 +287,7 @@ public final class GuideImporter {
     /// Reads and merges the files, streaming: one channel's programmes at a time, read on one
     /// thread and merged on this one.
     public func run(files: [String]) throws -> SourceImportReport {
-        var reads: (@Sendable (String) -> GuideResolver.OtherSources?)?
-        if let side = try sideReads() { reads = { side.otherSources(of: $0) } }
-        let producer = GuideProducer(files: files, options: options, deferDecoding: try isReimport(), sideReads: reads)
+        let producer = GuideProducer(files: files, options: options, deferDecoding: try isReimport())
         producer.start()
         do {
             try countStored()
@@ -340,8 +296,8 @@ public final class GuideImporter {
             while true {
                 let item = producer.next()
                 switch item {
-                case let .block(block, others):
-                    try mergeBlock(block, others: others)
+                case .block(let block):
+                    try mergeBlock(block)
                 case let .end(declared, warnings):
                     report.warnings += warnings.prefix(max(0, 10_000 - report.warnings.count))
                     return try finish(declared)
@@ -418,7 +374,7 @@ public final class GuideImporter {
         report.warnings.append(ImportWarning(kind: kind, message: message, source: options.source, file: file, line: line, channel: channel))
     }
 
-    private func mergeBlock(_ block: PreparedBlock, others: GuideResolver.OtherSources? = nil) throws {
+    private func mergeBlock(_ block: PreparedBlock) throws {
         report.warnings += block.warnings.prefix(max(0, 10_000 - report.warnings.count))
         report.duplicatesDropped += block.warnings.reduce(0) { $0 + ($1.kind == "duplicate" || $1.kind == "conflicting-duplicate" ? 1 : 0) }
         guard !block.incoming.isEmpty else { return }
@@ -444,23 +400,22 @@ public final class GuideImporter {
         }
         try context.processPendingChanges()
         if shared && !options.resolveAllChannels && !wholeChannels.contains(Array(channel.utf8)) {
-            try resolveProgrammes(of: channel, sourceChannel: owner, merged: block, others: others)
+            try resolveProgrammes(of: channel, sourceChannel: owner, merged: block)
         }
     }
 
     /// Resolves a shared channel's programmes where this block changed them, while the reader
     /// goes on with the next block (the rest of the resolution waits for the end: see
     /// `resolveSharedChannels`). The block's programmes are this source's rows in its window.
-    private func resolveProgrammes(of id: String, sourceChannel: ObjectID, merged block: PreparedBlock,
-                                   others: GuideResolver.OtherSources?) throws {
+    private func resolveProgrammes(of id: String, sourceChannel: ObjectID, merged block: PreparedBlock) throws {
         let ranges = changedSlots.take(sourceChannel.rowID)
         guard !ranges.isEmpty else { return }
         // The resolution's writes are the shown guide's, not this source's: not listed as its changes.
         collector.isPaused = true
         defer { collector.isPaused = false }
-        let merged = GuideResolver.MergedBlock(source: options.source, channel: sourceChannel, window: block.windowStart..<block.windowEnd,
+        let merged = GuideResolver.MergedBlock(source: options.source, window: block.windowStart..<block.windowEnd,
                                                programmes: block.incoming, stops: block.stops, decoded: sourceMerge.resolved)
-        if try !sharedResolver().resolveProgrammes(of: id, changed: ranges, merged: merged, others: others) { resolveLater(id, whole: true) }
+        if try !sharedResolver().resolveProgrammes(of: id, changed: ranges, merged: merged) { resolveLater(id, whole: true) }
     }
 
     private var resolver: GuideResolver?

@@ -44,8 +44,7 @@ struct PreparedBlock: Sendable {
 /// few channels' worth of programmes whatever the size of the guide.
 final class GuideProducer: @unchecked Sendable {
     enum Item {
-        /// A block, with the other sources' rows of its channel when `sideReads` read them.
-        case block(PreparedBlock, GuideResolver.OtherSources?)
+        case block(PreparedBlock)
         case end(declared: [[UInt8]: XMLTVChannel], warnings: [ImportWarning])
         case failure(any Error)
     }
@@ -56,9 +55,6 @@ final class GuideProducer: @unchecked Sendable {
     /// otherwise decode them here, on the reading thread.
     private let deferDecoding: Bool
     private let map: @Sendable (ProgrammeRecord) -> IncomingObject
-    /// Reads, on the reading thread, what the resolution of a block's channel needs of other
-    /// sources (`GuideImporter.SideReads`); nil when no other source shares a channel.
-    private let sideReads: (@Sendable (String) -> GuideResolver.OtherSources?)?
     private let condition = NSCondition()
     private var queue: [Item] = []
     /// Merged blocks handed back (`recycle`): the reading thread frees them, off the merge's
@@ -70,12 +66,10 @@ final class GuideProducer: @unchecked Sendable {
     /// blocks are several times larger, and a first import's merge is always the slower side.
     private var capacity: Int { deferDecoding ? 16 : 4 }
 
-    init(files: [String], options: ImportOptions, deferDecoding: Bool,
-         sideReads: (@Sendable (String) -> GuideResolver.OtherSources?)? = nil) {
+    init(files: [String], options: ImportOptions, deferDecoding: Bool) {
         self.files = files
         self.options = options
         self.deferDecoding = deferDecoding
-        self.sideReads = sideReads
         map = Self.mapping(deferDecoding: deferDecoding)
     }
 
@@ -143,7 +137,7 @@ final class GuideProducer: @unchecked Sendable {
             guard finished.insert(Array(channel.utf8)).inserted else { throw GuideImporter.NotGroupedByChannel(channel: channel) }
             defer { block.removeAll(keepingCapacity: true) }
             guard let prepared = PreparedBlock.prepare(channel, block, file: file, options: options, map: map) else { return true }
-            return push(.block(prepared, prepared.incoming.isEmpty ? nil : sideReads?(channel)))
+            return push(.block(prepared))
         }
         do {
             var readerWarnings: [ImportWarning] = []

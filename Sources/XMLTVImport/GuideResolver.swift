@@ -80,7 +80,7 @@ public final class GuideResolver {
         }
     }
 
-    struct Slot: Sendable {
+    struct Slot {
         var rowID: Int64
         var start: Int64
         var clumpIndex: Int64
@@ -95,8 +95,6 @@ public final class GuideResolver {
     /// takes their slots and values from here instead of reading them back.
     struct MergedBlock {
         var source: String
-        /// The source's `SourceChannel` row the block was merged under.
-        var channel: ObjectID
         var window: Range<Int64>
         var programmes: [IncomingObject]
         /// Each programme's stop (an undecoded programme's values hold only its identifier).
@@ -109,53 +107,15 @@ public final class GuideResolver {
     /// Resolves the programmes of one shared channel where `changed` says its source programmes
     /// changed: a re-import does it as soon as a source's block of them is merged (`merged`, when
     /// given), while the next block is read (the channel's own attributes are resolved by
-    /// `resolve(_:changed:)` once every block is). `others`, when given, are the other sources'
-    /// rows of the channel as read beside the parse. Returns false, resolving nothing, when the
+    /// `resolve(_:changed:)` once every block is). Returns false, resolving nothing, when the
     /// channel has no shown programmes yet: it is to be resolved whole.
-    func resolveProgrammes(of id: String, changed: [Range<Int64>], merged: MergedBlock? = nil, others: OtherSources? = nil) throws -> Bool {
-        if let merged, let others {
-            // Every source's channel row: the block's own and the others', in rank order.
-            let channels = [merged.source: merged.channel].merging(others.levels.map { ($0.source, $0.channel) }) { own, _ in own }
-            let sourceRows = ranked(Array(channels.keys)).map { (source: $0, channel: channels[$0]!) }
-            try resolveProgrammes(id, canonical: others.canonical, sourceRows: sourceRows, changed: changed, firstTime: false,
-                                  merged: merged, readSlots: Dictionary(others.levels.map { ($0.channel, $0.slots) }) { a, _ in a })
-        } else {
-            guard let canonical = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []),
-                  try context.first("Programme", where: .related("channel", canonical.id), keys: []) != nil else { return false }
-            try resolveProgrammes(id, canonical: canonical.id, sourceRows: Self.channels(of: rankedSourceChannels(id)), changed: changed,
-                                  firstTime: false, merged: merged)
-        }
+    func resolveProgrammes(of id: String, changed: [Range<Int64>], merged: MergedBlock? = nil) throws -> Bool {
+        guard let canonical = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []),
+              try context.first("Programme", where: .related("channel", canonical.id), keys: []) != nil else { return false }
+        try resolveProgrammes(id, canonical: canonical.id, sourceRows: rankedSourceChannels(id), changed: changed, firstTime: false,
+                              merged: merged)
         try context.processPendingChanges()
         return true
-    }
-
-    /// What the resolution of a block reads of the sources other than the block's: their
-    /// `SourceChannel` rows of the canonical channel and the slots of each, and the canonical
-    /// `Channel` row. Read from the last commit on the import's reading thread (`GuideProducer`),
-    /// beside the parse: the other sources' rows do not change during a source's import, and
-    /// neither does the shown guide of a shared channel before its block is resolved. (A channel
-    /// that becomes shared during the import is resolved whole at its end, from the import's own
-    /// connection.)
-    struct OtherSources: Sendable {
-        var canonical: ObjectID
-        var levels: [(source: String, channel: ObjectID, slots: [Slot])]
-    }
-
-    /// `OtherSources` of canonical channel `id` for `source`'s import, from `context`; nil when no
-    /// other source has the channel or the shown guide has no programmes of it (the import's
-    /// thread then decides what to resolve).
-    static func otherSources(of id: String, besides source: String, in context: ObjectContext) throws -> OtherSources? {
-        var others: [String: ObjectID] = [:]
-        for row in try context.fetchAll("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: ["source"]) {
-            guard let name = row["source"].stringValue, name != source, others[name] == nil else { continue }
-            others[name] = row.id
-        }
-        guard !others.isEmpty,
-              let canonical = try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []),
-              try context.first("Programme", where: .related("channel", canonical.id), keys: []) != nil else { return nil }
-        return OtherSources(canonical: canonical.id, levels: try others.sorted { $0.key < $1.key }.map { name, channel in
-            (name, channel, try storedSlots(channel, nil, in: context))
-        })
     }
 
     /// Every source's row of a canonical channel, in rank order.
@@ -163,11 +123,6 @@ public final class GuideResolver {
         let rows = try context.fetchAll("SourceChannel", where: .compare("xmltvId", .equal, .string(id)), keys: ["source"] + ListingsMapper.channelKeys)
         let bySource = Dictionary(rows.map { ($0["source"].stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         return ranked(rows.compactMap { $0["source"].stringValue }).compactMap { bySource[$0] }
-    }
-
-    /// Each source channel row's source and id.
-    private static func channels(of rows: [FetchedObject]) -> [(source: String, channel: ObjectID)] {
-        rows.map { ($0["source"].stringValue ?? "", $0.id) }
     }
 
     private func resolveChannel(_ id: String, changed: [Range<Int64>]?) throws {
@@ -196,31 +151,30 @@ public final class GuideResolver {
         guard let canonical = stored?.id ?? (try context.first("Channel", where: .compare("xmltvId", .equal, .string(id)), keys: []))?.id else { return }
         let firstTime = try context.first("Programme", where: .related("channel", canonical), keys: []) == nil
         if !firstTime, let changed, changed.isEmpty { return }   // the channel's own attributes alone
-        try resolveProgrammes(id, canonical: canonical, sourceRows: Self.channels(of: sourceRows), changed: firstTime ? nil : changed,
-                              firstTime: firstTime)
+        try resolveProgrammes(id, canonical: canonical, sourceRows: sourceRows, changed: firstTime ? nil : changed, firstTime: firstTime)
     }
 
     /// The shown programmes of a channel from its sources' rows (`sourceRows`, in rank order):
     /// where `changed` can reach, or all of them.
-    /// `readSlots` are slots read already (`OtherSources`), by source channel row.
-    private func resolveProgrammes(_ id: String, canonical: ObjectID, sourceRows: [(source: String, channel: ObjectID)], changed: [Range<Int64>]?,
-                                   firstTime: Bool, merged: MergedBlock? = nil, readSlots: [ObjectID: [Slot]] = [:]) throws {
+    private func resolveProgrammes(_ id: String, canonical: ObjectID, sourceRows: [FetchedObject], changed: [Range<Int64>]?,
+                                   firstTime: Bool, merged: MergedBlock? = nil) throws {
         // Every source's slots, in rank order; those of a block just merged from memory, the rest read.
         var levels: [(source: String, channel: ObjectID, slots: [Slot])] = []
-        for (source, channel) in sourceRows {
+        for row in sourceRows {
+            let source = row["source"].stringValue ?? ""
             var slots: [Slot]
             if let merged, merged.source == source {
-                slots = try Self.storedSlots(channel, .compare("start", .less, .date(merged.window.lowerBound)), in: context)
+                slots = try storedSlots(row.id, .compare("start", .less, .date(merged.window.lowerBound)))
                 for (i, p) in merged.programmes.enumerated() {
                     // A negative row id names the block's programme (`SourceRows.programme`).
                     slots.append(Slot(rowID: -1 - Int64(i), start: p.values[0].integerValue ?? 0, clumpIndex: p.values[1].integerValue ?? 0,
                                       stop: merged.stops[i], hash: p.contentHash ?? 0))
                 }
-                slots += try Self.storedSlots(channel, .compare("start", .greaterOrEqual, .date(merged.window.upperBound)), in: context)
+                slots += try storedSlots(row.id, .compare("start", .greaterOrEqual, .date(merged.window.upperBound)))
             } else {
-                slots = try readSlots[channel] ?? Self.storedSlots(channel, nil, in: context)
+                slots = try storedSlots(row.id, nil)
             }
-            if !slots.isEmpty { levels.append((source, channel, slots)) }
+            if !slots.isEmpty { levels.append((source, row.id, slots)) }
         }
 
         // Only what the changes can reach, when they say where they are: the slots that start in
@@ -298,7 +252,7 @@ public final class GuideResolver {
     /// A source channel's stored slots (those matching `condition`, if given), sorted by start and
     /// clump index. Read in place, no object per row: a re-import reads every slot of each shared
     /// channel it touched.
-    private static func storedSlots(_ channel: ObjectID, _ condition: ObjectPredicate?, in context: ObjectContext) throws -> [Slot] {
+    private func storedSlots(_ channel: ObjectID, _ condition: ObjectPredicate?) throws -> [Slot] {
         let related = ObjectPredicate.related("channel", channel)
         let cursor = try context.fetch("SourceProgramme", where: condition.map { .and([related, $0]) } ?? related,
                                        orderBy: [SortKey("start"), SortKey("clumpIndex")], keys: ["start", "clumpIndex", "stop", "contentHash"])

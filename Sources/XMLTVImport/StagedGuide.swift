@@ -220,8 +220,7 @@ func importGuide(into store: Store, readable files: [String], options: ImportOpt
     let journal: Store.Journal = try !dryRun && store.holdsNoObjects() ? .rollback : .writeAhead
     do {
         return try store.write(dryRun: dryRun, journal: journal) { context in
-            let report = try GuideImporter(context: context, options: options, overwritable: overwritable,
-                                           storePath: store.path == ":memory:" ? nil : store.path).run(files: files)
+            let report = try GuideImporter(context: context, options: options, overwritable: overwritable).run(files: files)
             try beforeCommit()
             return report
         }.result
