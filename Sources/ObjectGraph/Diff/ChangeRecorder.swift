@@ -267,6 +267,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         private func flush() throws {
             guard text.count > 0, let file else { return }
             try text.withBytes { try file.write(contentsOf: UnsafeRawBufferPointer($0)) }
+            // On its way to the disk at once, so that the final sync (`finish`, after the
+            // store's commit) waits for the last megabyte, not for the whole file.
+            DurableFile.startWriteBack(file.fileDescriptor, offset: Int(flushed), count: text.count)
             flushed += UInt64(text.count)
             text.removeAll()
         }
