@@ -17,14 +17,24 @@ enum RawStatement {
     /// Binds the rows' values, each row's row id and entity (for a table that stores several)
     /// before its own, and runs the statement once: a multi-row INSERT of rows kept as they were made.
     static func execute(_ statement: Statement, in db: Database, rows: ArraySlice<PendingRow>, lead leadCount: Int) throws {
-        var binder = Binder(statement, valueCount: rows.reduce(0) { $0 + leadCount + $1.values.count })
-        defer { binder.unbind() }
-        for row in rows {
-            binder.bind(.integer(row.rowID))
-            if let entityName = row.entityName { binder.bind(.string(entityName)) }
-            for v in row.values { binder.bind(v) }
+        try rows.withUnsafeBufferPointer { rows in
+            var valueCount = 0
+            for r in rows.indices { valueCount += leadCount + rows[r].values.count }
+            var binder = Binder(statement, valueCount: valueCount)
+            // Every parameter is bound again by the next run, and strings are bound where they
+            // are: only a failed run leaves bindings that must be cleared (see `Binder.step`).
+            defer { binder.release() }
+            // Rows and values read where they are: copying each out would retain and release
+            // its storage, allocated on the thread that read the guide.
+            for r in rows.indices {
+                binder.bind(integer: rows[r].rowID)
+                if let entityName = rows[r].entityName { binder.bind(.string(entityName)) }
+                rows[r].values.withUnsafeBufferPointer { values in
+                    for i in values.indices { binder.bind(values[i]) }
+                }
+            }
+            try binder.step(db)
         }
-        try binder.step(db)
     }
 
     /// One row of a multi-row INSERT: the row id, the entity (for a table that stores several),
@@ -54,6 +64,12 @@ enum RawStatement {
         }
 
         @inline(__always)
+        mutating func bind(integer: Int64) {
+            sqlite3_bind_int64(handle, index, integer)
+            index += 1
+        }
+
+        @inline(__always)
         mutating func bind(_ value: Value) {
             defer { index += 1 }
             guard case .string(let text) = value else { return RawStatement.bind(value, handle, index) }
@@ -71,8 +87,15 @@ enum RawStatement {
             if code != SQLITE_DONE {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
                 sqlite3_reset(handle)
+                sqlite3_clear_bindings(handle)
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
             }
+        }
+
+        /// After a run that every parameter was bound for: nothing reads the bindings until the
+        /// next run (which resets the statement first) binds every one again.
+        func release() {
+            shortStrings.deallocate()
         }
 
         func unbind() {
