@@ -338,14 +338,16 @@ public final class SortedMerge {
         var row: [Value] = []
         row.reserveCapacity(template.row.count)
         for _ in 0..<template.row.count { row.append(.null) }
+        // Each value goes over a null: initialized in place, as no null needs destroying.
         row.withUnsafeMutableBufferPointer { row in
+            let slots = row.baseAddress!
             template.row.withUnsafeBufferPointer { defaults in
-                for position in template.fixed { row[position] = defaults[position] }
+                for position in template.fixed { (slots + position).initialize(to: defaults[position]) }
                 template.sources.withUnsafeBufferPointer { sources in
                     object.values.withUnsafeBufferPointer { values in
                         for position in template.sourced {
                             let source = sources[position]
-                            row[position] = source < values.count ? values[source] : defaults[position]
+                            (slots + position).initialize(to: source < values.count ? values[source] : defaults[position])
                         }
                     }
                 }

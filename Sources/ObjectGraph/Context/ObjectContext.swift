@@ -476,10 +476,11 @@ public final class ObjectContext {
         guard observed || plan.hasObservedInverse else { return id }
         var foreignKeys = ForeignKeys()
         let attributeCount = plan.attributeCount
-        for (i, key) in plan.foreignKeys.enumerated() where observed || key.observedInverse != nil {
+        // By index: a copy of each key's names would retain and release three strings.
+        for i in plan.foreignKeys.indices where observed || plan.isInverseObserved[i] {
             guard let owner = row[attributeCount + i].integerValue else { continue }
-            if observed { foreignKeys.append(key.name, owner) }
-            if let inverse = key.observedInverse { noteInsertedMember(id, plan, foreignKey: i, owner: owner, inverse: inverse) }
+            if observed { foreignKeys.append(plan.foreignKeys[i].name, owner) }
+            if plan.isInverseObserved[i] { noteInsertedMember(id, plan, foreignKey: i, owner: owner) }
         }
         if observed {
             // Room for as many inserts as a batch had so far: the list grows by one allocation,
@@ -495,7 +496,7 @@ public final class ObjectContext {
     /// members of one owner come one after another (a programme's credits), so each foreign key
     /// of a plan remembers the entry its last owner got, and the next member of the same owner
     /// goes straight there (no lookup by owner and name, no string compared).
-    private func noteInsertedMember(_ member: ObjectID, _ plan: InsertPlan, foreignKey i: Int, owner: Int64, inverse: String) {
+    private func noteInsertedMember(_ member: ObjectID, _ plan: InsertPlan, foreignKey i: Int, owner: Int64) {
         let last = plan.lastOwnerEntries[i]
         if last.batch == pendingBatch, last.owner == owner {
             // A new row id is in no list of removed members: it was never given out before.
@@ -503,7 +504,7 @@ public final class ObjectContext {
             return
         }
         let ownerID = ObjectID(entity: plan.foreignKeys[i].destination, rowID: owner)
-        noteMember(member, of: ownerID, in: inverse, added: true)
+        noteMember(member, of: ownerID, in: plan.foreignKeys[i].observedInverse!, added: true)
         if let entry = lastRelationshipChange { plan.lastOwnerEntries[i] = (pendingBatch, owner, entry.index) }
     }
 
@@ -542,7 +543,12 @@ public final class ObjectContext {
         /// Each attribute's type and whether it may be null, in row order.
         let attributeTypes: [AttributeType]
         let attributeOptional: [Bool]
+        /// `attributeTypes` as the codes `firstMismatch` gives values (a null: `nullKind`).
+        let attributeKinds: [UInt8]
+        static let nullKind: UInt8 = 6
         let hasObservedInverse: Bool
+        /// Per foreign key: whether it has an observed inverse.
+        let isInverseObserved: [Bool]
         /// Per foreign key: the owner the last member inserted referred to, and the entry of
         /// `pending.relationshipChanges` that owner got, in the batch numbered `batch`.
         @exclusivity(unchecked) var lastOwnerEntries: [(batch: Int, owner: Int64, index: Int)]
@@ -554,8 +560,19 @@ public final class ObjectContext {
             rowKeys = entity.rowKeys
             attributeCount = entity.attributes.count
             attributeTypes = entity.attributes.map(\.type)
+            attributeKinds = attributeTypes.map { type in
+                switch type {
+                case .string: 0
+                case .integer: 1
+                case .double: 2
+                case .bool: 3
+                case .date: 4
+                case .data: 5
+                }
+            }
             attributeOptional = entity.attributes.map(\.isOptional)
-            hasObservedInverse = foreignKeys.contains { $0.observedInverse != nil }
+            isInverseObserved = foreignKeys.map { $0.observedInverse != nil }
+            hasObservedInverse = isInverseObserved.contains(true)
             lastOwnerEntries = Array(repeating: (-1, 0, 0), count: foreignKeys.count)
             self.table = table
             self.flushRank = flushRank
@@ -583,14 +600,23 @@ public final class ObjectContext {
         /// The first attribute whose value does not fit it (null where one is required, or of
         /// another type), or nil.
         func firstMismatch(_ row: UnsafeBufferPointer<Value>) -> Int? {
-            for i in 0..<attributeCount {
-                if row[i].isNull {
-                    if !attributeOptional[i] { return i }
-                } else if !row[i].fits(attributeTypes[i]) {
-                    return i
+            attributeKinds.withUnsafeBufferPointer { kinds in
+                for i in 0..<attributeCount {
+                    // The case alone, no payload bound: nothing is copied.
+                    let kind: UInt8
+                    switch row[i] {
+                    case .null: kind = Self.nullKind
+                    case .string: kind = 0
+                    case .integer: kind = 1
+                    case .double: kind = 2
+                    case .bool: kind = 3
+                    case .date: kind = 4
+                    case .data: kind = 5
+                    }
+                    if kind != kinds[i] && !(kind == Self.nullKind && attributeOptional[i]) { return i }
                 }
+                return nil
             }
-            return nil
         }
 
         func statement(rows: Int, _ db: Database) throws -> Statement {

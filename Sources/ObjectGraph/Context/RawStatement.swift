@@ -21,16 +21,19 @@ enum RawStatement {
             var valueCount = 0
             for r in rows.indices { valueCount += leadCount + rows[r].values.count }
             var binder = Binder(statement, valueCount: valueCount)
-            // Every parameter is bound again by the next run, and strings are bound where they
-            // are: only a failed run leaves bindings that must be cleared (see `Binder.step`).
-            defer { binder.release() }
+            // Nulls are not bound: a multi-row INSERT is run by this function only, which leaves
+            // every parameter null after each run (`unbind`), as a new statement has them. (Rows
+            // are mostly nulls: clearing every parameter at once costs a fraction of binding each.)
+            defer { binder.unbind() }
             // Rows and values read where they are: copying each out would retain and release
             // its storage, allocated on the thread that read the guide.
             for r in rows.indices {
                 binder.bind(integer: rows[r].rowID)
                 if let entityName = rows[r].entityName { binder.bind(.string(entityName)) }
                 rows[r].values.withUnsafeBufferPointer { values in
-                    for i in values.indices { binder.bind(values[i]) }
+                    for i in values.indices {
+                        if values[i].isNull { binder.skip() } else { binder.bind(values[i]) }
+                    }
                 }
             }
             try binder.step(db)
@@ -63,6 +66,10 @@ enum RawStatement {
             shortStrings = .allocate(byteCount: max(1, valueCount * smallStringCapacity), alignment: 1)
         }
 
+        /// Leaves the next parameter as it is (null, after `unbind`).
+        @inline(__always)
+        mutating func skip() { index += 1 }
+
         @inline(__always)
         mutating func bind(integer: Int64) {
             sqlite3_bind_int64(handle, index, integer)
@@ -87,15 +94,8 @@ enum RawStatement {
             if code != SQLITE_DONE {
                 let message = String(cString: sqlite3_errmsg(db.sqliteConnection))
                 sqlite3_reset(handle)
-                sqlite3_clear_bindings(handle)
                 throw DatabaseError(resultCode: ResultCode(rawValue: code), message: message, sql: statement.sql)
             }
-        }
-
-        /// After a run that every parameter was bound for: nothing reads the bindings until the
-        /// next run (which resets the statement first) binds every one again.
-        func release() {
-            shortStrings.deallocate()
         }
 
         func unbind() {
