@@ -1183,6 +1183,9 @@ public final class ObjectContext {
         noteMember(member, of: owner, in: inverseName, added: added)
     }
 
+    /// The value of a dictionary entry, made by reading it through `subscript(_:default:)`.
+    private static func entry(_ value: inout Int) -> Int { value }
+
     /// Records that `member` joined or left `owner`'s to-many `relationship`, which observers read.
     private func noteMember(_ member: ObjectID, of owner: ObjectID, in relationship: String, added: Bool) {
         let index: Int
@@ -1190,17 +1193,17 @@ public final class ObjectContext {
             index = last.index
         } else {
             let key = RelationshipKey(owner: owner, relationship: relationship)
-            if let i = pendingRelationshipIndex[key] {
-                index = i
-            } else {
-                index = pending.relationshipChanges.count
+            // One lookup finds the entry or makes room for a new one (a first import meets a new
+            // owner for nearly every member list).
+            let next = pending.relationshipChanges.count
+            index = Self.entry(&pendingRelationshipIndex[key, default: next])
+            if index == next {
                 // Room for a few members at once (a programme's credits): the list grows by
                 // one allocation, not one for each of its first sizes.
                 var members: [ObjectID] = []
                 members.reserveCapacity(4)
                 pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: relationship,
                                                                       added: added ? members : [], removed: added ? [] : members))
-                pendingRelationshipIndex[key] = index
             }
             lastRelationshipChange = (key, index)
         }
