@@ -76,19 +76,22 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
         // Programmes inserted in this batch were stamped by their insert: no need to read them back.
         // (Sorted lists, walked together: a first import inserts every programme with its
         // categories, and two sets of them cost more in hashing than the rest of this.)
+        // Changes read where they are (by index): a copy of each would retain its values.
         var owners: [Int64] = []
         for list in [changes.updated, changes.deleted] {
-            for change in list where change.id.entity == "Category" {
-                if let p = change.foreignKeys["programme"] { owners.append(p) }
+            for i in list.indices where list[i].id.entity == "Category" {
+                if let p = list[i].foreignKeys["programme"] { owners.append(p) }
             }
         }
-        for change in changes.relationshipChanges where change.owner.entity == "Programme" && change.relationship == "categories" {
-            owners.append(change.owner.rowID)
+        let lists = changes.relationshipChanges
+        for i in lists.indices where lists[i].owner.entity == "Programme" && lists[i].relationship == "categories" {
+            owners.append(lists[i].owner.rowID)
         }
         guard !owners.isEmpty else { return }
         owners.sort()
         var inserted: [Int64] = []
-        for change in changes.inserted where change.id.entity == "Programme" { inserted.append(change.id.rowID) }
+        let insertedChanges = changes.inserted
+        for i in insertedChanges.indices where insertedChanges[i].id.entity == "Programme" { inserted.append(insertedChanges[i].id.rowID) }
         inserted.sort()
         var next = 0   // in `inserted`
         var previous: Int64?
