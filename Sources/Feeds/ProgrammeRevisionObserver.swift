@@ -74,17 +74,33 @@ public final class ProgrammeRevisionObserver: ContextObserver, @unchecked Sendab
         }
         // A changed category list changes the feed too (the programme row itself may be unchanged).
         // Programmes inserted in this batch were stamped by their insert: no need to read them back.
-        var owners = Set<Int64>()
+        // (Sorted lists, walked together: a first import inserts every programme with its
+        // categories, and two sets of them cost more in hashing than the rest of this.)
+        // Changes read where they are (by index): a copy of each would retain its values.
+        var owners: [Int64] = []
         for list in [changes.updated, changes.deleted] {
-            for change in list where change.id.entity == "Category" {
-                if let p = change.foreignKeys["programme"] { owners.insert(p) }
+            for i in list.indices where list[i].id.entity == "Category" {
+                if let p = list[i].foreignKeys["programme"] { owners.append(p) }
             }
         }
-        for change in changes.relationshipChanges where change.owner.entity == "Programme" && change.relationship == "categories" {
-            owners.insert(change.owner.rowID)
+        let lists = changes.relationshipChanges
+        for i in lists.indices where lists[i].owner.entity == "Programme" && lists[i].relationship == "categories" {
+            owners.append(lists[i].owner.rowID)
         }
-        for change in changes.inserted where change.id.entity == "Programme" { stamped.insert(change.id.rowID) }
-        for rowID in owners.subtracting(stamped).sorted() {
+        guard !owners.isEmpty else { return }
+        owners.sort()
+        var inserted: [Int64] = []
+        let insertedChanges = changes.inserted
+        for i in insertedChanges.indices where insertedChanges[i].id.entity == "Programme" { inserted.append(insertedChanges[i].id.rowID) }
+        inserted.sort()
+        var next = 0   // in `inserted`
+        var previous: Int64?
+        for rowID in owners {
+            guard rowID != previous else { continue }
+            previous = rowID
+            while next < inserted.count && inserted[next] < rowID { next += 1 }
+            if next < inserted.count && inserted[next] == rowID { continue }
+            if stamped.contains(rowID) { continue }
             let id = ObjectID(entity: "Programme", rowID: rowID)
             guard let current = try context.object(id, keys: ["changedAt"]) else { continue }  // deleted with its categories
             if current["changedAt"] != .date(now) { try context.update(id, ["changedAt": .date(now)]) }

@@ -111,15 +111,6 @@ public final class SortedMerge {
     public var keepsResolved = false
     public private(set) var resolved: [Int: IncomingObject] = [:]
 
-    private var insertPositionCache: [ObjectIdentifier: [(Int, Value)]] = [:]
-    /// `insertValues` as row positions of the layout's entity.
-    private func insertPositions(_ layout: MergeLayout) -> [(Int, Value)] {
-        if let cached = insertPositionCache[ObjectIdentifier(layout)] { return cached }
-        let positions = insertValues.compactMap { key, value in layout.entity.rowIndex(of: key).map { ($0, value) } }
-        insertPositionCache[ObjectIdentifier(layout)] = positions
-        return positions
-    }
-
     public init(context: ObjectContext, insertValues: [String: Value] = [:], deletableKeys: [String] = [],
                 deletable: @escaping (FetchedObject) -> Bool = { _ in true },
                 stamps: [String: UpdateStamp] = [:]) {
@@ -241,6 +232,7 @@ public final class SortedMerge {
                 tally.deleted += 1
             }
         }
+        tallyChildInserts()
         tallies[entity.name, default: MergeTally()] += tally
         return tally
     }
@@ -277,29 +269,101 @@ public final class SortedMerge {
     // Identifiers come from the input: quote a bounded excerpt of each part.
     private func describe(_ key: [Value]) -> String { key.map { $0.description.excerpt() }.joined(separator: "/") }
 
-    private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
-        let entity = layout.entity
-        // Each value copied once into its place (a copy of the default row, then each value over
-        // its default, copied most of them twice).
-        let defaults = entity.defaultRow, sources = layout.rowSources, values = object.values
-        var row = [Value](unsafeUninitializedCapacity: defaults.count) { buffer, count in
-            for position in 0..<defaults.count {
-                let source = sources[position]
-                buffer.initializeElement(at: position, to: source >= 0 && source < values.count ? values[source] : defaults[position])
+    /// What inserting objects of one layout starts from: a row of the entity's defaults, with
+    /// `insertValues` over them for a top-level object, and where each position's value comes
+    /// from among an incoming object's (-1: from the template).
+    private final class InsertTemplate {
+        let layout: MergeLayout
+        let isTopLevel: Bool
+        let row: [Value]
+        let sources: [Int]
+        /// Positions of `row` that hold a value (not null) no incoming value replaces.
+        let fixed: [Int]
+        /// Positions whose value comes from an incoming object's.
+        let sourced: [Int]
+        /// Inserted members per child layout since the merge began (told to `tallies` at its end).
+        /// Unchecked: counted in place for each object, never while it is read.
+        @exclusivity(unchecked) var childInserts: [Int]
+
+        init(_ layout: MergeLayout, isTopLevel: Bool, insertValues: [String: Value]) {
+            self.layout = layout
+            self.isTopLevel = isTopLevel
+            var row = layout.entity.defaultRow, sources = layout.rowSources
+            if isTopLevel {
+                for (key, value) in insertValues {
+                    guard let position = layout.entity.rowIndex(of: key) else { continue }
+                    row[position] = value
+                    sources[position] = -1
+                }
             }
-            count = defaults.count
+            self.row = row
+            self.sources = sources
+            fixed = row.indices.filter { sources[$0] < 0 && !row[$0].isNull }
+            sourced = sources.indices.filter { sources[$0] >= 0 }
+            childInserts = Array(repeating: 0, count: layout.children.count)
         }
-        if isTopLevel { for (position, value) in insertPositions(layout) { row[position] = value } }
-        if let p = layout.parentRowPosition, let parent { row[p] = .integer(parent.rowID) }
-        if let p = layout.hashRowPosition, let hash = object.contentHash { row[p] = .integer(hash) }
-        let id = try context.insert(into: entity, row: row)
-        for (i, child) in layout.children.enumerated() {
-            for member in object.children[i] {
-                try insert(member, child.layout, parent: id, isTopLevel: false)
+    }
+
+    private var insertTemplates: [InsertTemplate] = []
+
+    private func insertTemplate(_ layout: MergeLayout, isTopLevel: Bool) -> InsertTemplate {
+        for t in insertTemplates where t.layout === layout && t.isTopLevel == isTopLevel { return t }
+        let t = InsertTemplate(layout, isTopLevel: isTopLevel, insertValues: insertValues)
+        insertTemplates.append(t)
+        return t
+    }
+
+    /// Adds the members inserted with their owners to `tallies` (counted per layout while
+    /// inserting: a dictionary keyed by entity name cost a string's hash per object).
+    private func tallyChildInserts() {
+        for t in insertTemplates {
+            for (i, count) in t.childInserts.enumerated() where count > 0 {
+                tallies[t.layout.children[i].layout.entity.name, default: MergeTally()].inserted += count
+                t.childInserts[i] = 0
             }
-            if !object.children[i].isEmpty {
-                tallies[child.layout.entity.name, default: MergeTally()].inserted += object.children[i].count
+        }
+    }
+
+    private func insert(_ object: IncomingObject, _ layout: MergeLayout, parent: ObjectID?, isTopLevel: Bool) throws {
+        try insert(object, insertTemplate(layout, isTopLevel: isTopLevel), parent: parent)
+    }
+
+    private func insert(_ object: IncomingObject, _ template: InsertTemplate, parent: ObjectID?) throws {
+        let layout = template.layout
+        // A row of nulls, allocated once, and each value copied once into its place; the
+        // parent and the hash over anything else. (Grown from empty: `init(repeating:count:)`
+        // and `init(unsafeUninitializedCapacity:)` allocate through the standard library's
+        // unspecialized code, which looks the storage's type up at each call, costing more
+        // than the rest of making the row.)
+        var row: [Value] = []
+        row.reserveCapacity(template.row.count)
+        for _ in 0..<template.row.count { row.append(.null) }
+        // Each value goes over a null: initialized in place, as no null needs destroying.
+        row.withUnsafeMutableBufferPointer { row in
+            let slots = row.baseAddress!
+            template.row.withUnsafeBufferPointer { defaults in
+                for position in template.fixed { (slots + position).initialize(to: defaults[position]) }
+                template.sources.withUnsafeBufferPointer { sources in
+                    object.values.withUnsafeBufferPointer { values in
+                        for position in template.sourced {
+                            let source = sources[position]
+                            (slots + position).initialize(to: source < values.count ? values[source] : defaults[position])
+                        }
+                    }
+                }
             }
+        }
+        if let parent, let p = layout.parentRowPosition { row[p] = .integer(parent.rowID) }
+        if let hash = object.contentHash, let p = layout.hashRowPosition { row[p] = .integer(hash) }
+        let id = try context.insert(into: layout.entity, row: row)
+        let children = layout.children
+        guard !children.isEmpty else { return }
+        for i in children.indices {
+            let members = object.children[i]
+            guard !members.isEmpty else { continue }
+            let memberTemplate = insertTemplate(children[i].layout, isTopLevel: false)
+            for member in members { try insert(member, memberTemplate, parent: id) }
+            template.childInserts[i] += members.count
         }
     }
 

@@ -115,6 +115,27 @@ import Testing
         }
     }
 
+    /// Nulls are not bound (each run leaves every parameter null): a row with nulls written by
+    /// the statement that wrote values in the same places before must store nulls, not them.
+    @Test func aNullWhereTheStatementsLastRowHadAValueIsStoredAsNull() throws {
+        let store = try Guide.store()
+        let (full, sparse) = try store.write { (context: ObjectContext) throws -> (ObjectID, ObjectID) in
+            let channel = try context.insert("Channel", ["id": .string("c")])
+            let genre = try context.insert("Genre", ["name": .string("news")])
+            let full = try context.insert("Programme", ["title": .string("Full"), "start": .date(1_780_000_000)],
+                                          related: ["channel": channel, "genre": genre])
+            try context.processPendingChanges()   // one row: the one-row statement
+            let sparse = try context.insert("Programme", [:])   // one row again, every value null
+            return (full, sparse)
+        }.result
+        try store.read { (context: ObjectContext) throws in
+            let written = try #require(try context.object(full))
+            #expect(written["title"] == .string("Full") && written["start"] == .date(1_780_000_000) && written["genre"] != .null)
+            let empty = try #require(try context.object(sparse))
+            #expect(empty.values == [Value](repeating: .null, count: empty.values.count))
+        }
+    }
+
     @Test func aRowThatSQLiteRefusesFailsTheWholeTransaction() throws {
         let store = try Guide.store()
         #expect(throws: (any Error).self) {

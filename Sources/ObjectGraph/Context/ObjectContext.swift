@@ -149,11 +149,19 @@ public final class ObjectContext {
     private(set) var observers: [any ContextObserver]
     let recordChanges: Bool
     private var counted = ChangeSummary()
-    private var pending = ChangeBatch()
-    private var pendingRelationshipIndex: [RelationshipKey: Int] = [:]
+    // `@exclusivity(unchecked)`: the bookkeeping of each insert, changed in place a few times
+    // per row; the checks the runtime made at each access cost as much as the rest of it. These
+    // are private, changed only by this context's own methods, none while another has them.
+    @exclusivity(unchecked) private var pending = ChangeBatch()
+    @exclusivity(unchecked) private var pendingRelationshipIndex: [RelationshipKey: Int] = [:]
     /// The entry of `pending.relationshipChanges` the last `noteInverse` wrote to.
-    private var lastRelationshipChange: (key: RelationshipKey, index: Int)?
+    @exclusivity(unchecked) private var lastRelationshipChange: (key: RelationshipKey, index: Int)?
     private var isProcessing = false
+    /// Numbers the batches of `pending`: an entry of its `relationshipChanges` remembered with
+    /// the batch's number is valid while the number is the same.
+    private var pendingBatch = 0
+    /// The most inserts a batch had so far.
+    private var insertsPerBatch = 0
 
     private struct RelationshipKey: Hashable {
         let owner: ObjectID
@@ -189,6 +197,7 @@ public final class ObjectContext {
         // What is recorded was decided per entity for the observers so far: decide again.
         flushInsertCounts()
         insertPlans.removeAll()
+        insertPlansByOrdinal.removeAll()
         subtreeDeletePlans.removeAll()
         entityObserved.removeAll()
         relationshipObserved.removeAll()
@@ -448,35 +457,55 @@ public final class ObjectContext {
     @discardableResult
     public func insert(into entity: Entity, row: [Value]) throws -> ObjectID {
         let plan = try insertPlan(entity)
-        for (i, a) in entity.attributes.enumerated() {
-            let v = row[i]
-            if v.isNull {
-                if !a.isOptional { throw ObjectGraphError.missingRequired(entity: entity.name, key: a.name) }
-            } else if !v.fits(a.type) {
-                throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: v.description)
-            }
+        // Each value's type checked where it is (a copy of each would retain and release its
+        // string, allocated on the thread that read the guide).
+        if let mismatch = row.withUnsafeBufferPointer({ plan.firstMismatch($0) }) {
+            let a = entity.attributes[mismatch]
+            if row[mismatch].isNull { throw ObjectGraphError.missingRequired(entity: entity.name, key: a.name) }
+            throw ObjectGraphError.wrongType(entity: entity.name, key: a.name, expected: a.type.rawValue, got: row[mismatch].description)
         }
         let rowID = try plan.rowIDs.next(or: firstRowID(plan.table))
         // The row itself is kept (the change below shares it), not copied value by value.
-        plan.pending.append(RawStatement.PendingRow(rowID: rowID, entityName: plan.hasEntityColumn ? entity.name : nil, values: row))
+        plan.pending.append(RawStatement.PendingRow(rowID: rowID, entityName: plan.entityName, values: row))
         pendingInsertRows += 1
         if pendingInsertRows >= Self.maxPendingInsertRows { try flushInserts() }
 
         let id = ObjectID(entity: entity.name, rowID: rowID)
         plan.insertCount += 1
         let observed = plan.isObserved
+        guard observed || plan.hasObservedInverse else { return id }
         var foreignKeys = ForeignKeys()
-        for (i, key) in plan.foreignKeys.enumerated() where observed || key.observedInverse != nil {
-            if let owner = row[entity.attributes.count + i].integerValue {
-                if observed { foreignKeys.append(key.name, owner) }
-                if let inverse = key.observedInverse { noteMember(id, of: ObjectID(entity: key.destination, rowID: owner), in: inverse, added: true) }
-            }
+        let attributeCount = plan.attributeCount
+        // By index: a copy of each key's names would retain and release three strings.
+        for i in plan.foreignKeys.indices where observed || plan.isInverseObserved[i] {
+            guard let owner = row[attributeCount + i].integerValue else { continue }
+            if observed { foreignKeys.append(plan.foreignKeys[i].name, owner) }
+            if plan.isInverseObserved[i] { noteInsertedMember(id, plan, foreignKey: i, owner: owner) }
         }
         if observed {
-            pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: entity.rowKeys, old: [],
+            // Room for as many inserts as a batch had so far: the list grows by one allocation,
+            // not by copying itself at each doubling.
+            if pending.inserted.capacity == 0 { pending.inserted.reserveCapacity(insertsPerBatch) }
+            pending.inserted.append(ObjectChange(kind: .insert, id: id, changedKeys: plan.rowKeys, old: [],
                                                  new: recordChanges ? row : [], foreignKeys: foreignKeys))
         }
         return id
+    }
+
+    /// `noteMember(member, of: owner, in: inverse, added: true)` for a member just inserted: the
+    /// members of one owner come one after another (a programme's credits), so each foreign key
+    /// of a plan remembers the entry its last owner got, and the next member of the same owner
+    /// goes straight there (no lookup by owner and name, no string compared).
+    private func noteInsertedMember(_ member: ObjectID, _ plan: InsertPlan, foreignKey i: Int, owner: Int64) {
+        let last = plan.lastOwnerEntries[i]
+        if last.batch == pendingBatch, last.owner == owner {
+            // A new row id is in no list of removed members: it was never given out before.
+            pending.relationshipChanges[last.index].added.append(member)
+            return
+        }
+        let ownerID = ObjectID(entity: plan.foreignKeys[i].destination, rowID: owner)
+        noteMember(member, of: ownerID, in: plan.foreignKeys[i].observedInverse!, added: true)
+        if let entry = lastRelationshipChange { plan.lastOwnerEntries[i] = (pendingBatch, owner, entry.index) }
     }
 
     /// What inserting into one entity needs, prepared once per context, and its rows not yet written.
@@ -496,8 +525,9 @@ public final class ObjectContext {
         /// The entity's foreign keys (in `entity.foreignKeys` order): name, destination, and the
         /// to-many inverse when observers read its member changes.
         let foreignKeys: [(name: String, destination: String, observedInverse: String?)]
-        var insertCount = 0
-        var pending: [RawStatement.PendingRow] = []
+        // Unchecked as `ObjectContext.pending` is.
+        @exclusivity(unchecked) var insertCount = 0
+        @exclusivity(unchecked) var pending: [RawStatement.PendingRow] = []
         /// How many tables this one refers to through chains of foreign keys: written after them.
         let flushRank: Int
         /// The table's row ids, shared with the other entities stored in it.
@@ -505,8 +535,45 @@ public final class ObjectContext {
         /// INSERT statements by their number of rows.
         var statements: [Int: Statement] = [:]
 
-        init(table: String, columns: [String], hasEntityColumn: Bool, flushRank: Int, rowIDs: RowIDCounter,
+        let entity: Entity
+        /// The entity's name when the table stores several entities (bound with each row).
+        let entityName: String?
+        let rowKeys: [String]
+        let attributeCount: Int
+        /// Each attribute's type and whether it may be null, in row order.
+        let attributeTypes: [AttributeType]
+        let attributeOptional: [Bool]
+        /// `attributeTypes` as the codes `firstMismatch` gives values (a null: `nullKind`).
+        let attributeKinds: [UInt8]
+        static let nullKind: UInt8 = 6
+        let hasObservedInverse: Bool
+        /// Per foreign key: whether it has an observed inverse.
+        let isInverseObserved: [Bool]
+        /// Per foreign key: the owner the last member inserted referred to, and the entry of
+        /// `pending.relationshipChanges` that owner got, in the batch numbered `batch`.
+        @exclusivity(unchecked) var lastOwnerEntries: [(batch: Int, owner: Int64, index: Int)]
+
+        init(entity: Entity, table: String, columns: [String], hasEntityColumn: Bool, flushRank: Int, rowIDs: RowIDCounter,
              isObserved: Bool, foreignKeys: [(name: String, destination: String, observedInverse: String?)]) {
+            self.entity = entity
+            entityName = hasEntityColumn ? entity.name : nil
+            rowKeys = entity.rowKeys
+            attributeCount = entity.attributes.count
+            attributeTypes = entity.attributes.map(\.type)
+            attributeKinds = attributeTypes.map { type in
+                switch type {
+                case .string: 0
+                case .integer: 1
+                case .double: 2
+                case .bool: 3
+                case .date: 4
+                case .data: 5
+                }
+            }
+            attributeOptional = entity.attributes.map(\.isOptional)
+            isInverseObserved = foreignKeys.map { $0.observedInverse != nil }
+            hasObservedInverse = isInverseObserved.contains(true)
+            lastOwnerEntries = Array(repeating: (-1, 0, 0), count: foreignKeys.count)
             self.table = table
             self.flushRank = flushRank
             self.rowIDs = rowIDs
@@ -530,6 +597,28 @@ public final class ObjectContext {
             return power
         }
 
+        /// The first attribute whose value does not fit it (null where one is required, or of
+        /// another type), or nil.
+        func firstMismatch(_ row: UnsafeBufferPointer<Value>) -> Int? {
+            attributeKinds.withUnsafeBufferPointer { kinds in
+                for i in 0..<attributeCount {
+                    // The case alone, no payload bound: nothing is copied.
+                    let kind: UInt8
+                    switch row[i] {
+                    case .null: kind = Self.nullKind
+                    case .string: kind = 0
+                    case .integer: kind = 1
+                    case .double: kind = 2
+                    case .bool: kind = 3
+                    case .date: kind = 4
+                    case .data: kind = 5
+                    }
+                    if kind != kinds[i] && !(kind == Self.nullKind && attributeOptional[i]) { return i }
+                }
+                return nil
+            }
+        }
+
         func statement(rows: Int, _ db: Database) throws -> Statement {
             if let known = statements[rows] { return known }
             let made = try db.makeStatement(sql: sqlHead + Array(repeating: rowPlaceholders, count: rows).joined(separator: ", "))
@@ -540,21 +629,29 @@ public final class ObjectContext {
     /// A short list (one per entity inserted into), searched in order: cheaper than hashing.
     private var insertPlans: [(entity: Entity, plan: InsertPlan)] = []
 
+    /// The plans again, by `Entity.ordinal`: a merge inserts into a few entities in turn, each
+    /// insert finds its plan without a search.
+    @exclusivity(unchecked) private var insertPlansByOrdinal: [InsertPlan?] = []
+
     private func insertPlan(_ entity: Entity) throws -> InsertPlan {
-        for cached in insertPlans where cached.entity === entity { return cached.plan }
+        let ordinal = entity.ordinal
+        if ordinal < insertPlansByOrdinal.count, let plan = insertPlansByOrdinal[ordinal], plan.entity === entity { return plan }
+        if let cached = insertPlans.first(where: { $0.entity === entity }) { return cached.plan }
         if entity.isAbstract {
             throw ObjectGraphError.invalidOperation("entity \(entity.name) is abstract: insert one of its sub-entities")
         }
         let table = model.entity(entity.rootName)!
         let hasEntityColumn = table.descendants.count > 1
         let columns = [quote(Schema.rowIDColumn)] + (hasEntityColumn ? [quote(Schema.entityColumn)] : []) + entity.rowKeys.map(quote)
-        let plan = InsertPlan(table: table.name, columns: columns, hasEntityColumn: hasEntityColumn,
+        let plan = InsertPlan(entity: entity, table: table.name, columns: columns, hasEntityColumn: hasEntityColumn,
                               flushRank: referenceDepth(table.name, visiting: []), rowIDs: rowIDCounter(table.name),
                               isObserved: isObserved(entity.name),
                               foreignKeys: entity.foreignKeys.map { r in
                                   (r.name, r.destination, isInverseObserved(r) ? r.inverse : nil)
                               })
         insertPlans.append((entity, plan))
+        if insertPlansByOrdinal.count <= ordinal { insertPlansByOrdinal += Array(repeating: nil, count: ordinal + 1 - insertPlansByOrdinal.count) }
+        insertPlansByOrdinal[ordinal] = plan
         return plan
     }
 
@@ -568,10 +665,10 @@ public final class ObjectContext {
 
     /// Rows pending in all tables; past this many they are written (memory stays bounded).
     private static let maxPendingInsertRows = 4096
-    private var pendingInsertRows = 0
+    @exclusivity(unchecked) private var pendingInsertRows = 0
     /// The next row id of a table, shared by the insert plans of the entities stored in it.
     final class RowIDCounter {
-        private var next: Int64?
+        @exclusivity(unchecked) private var next: Int64?
         /// The next id; `first` (read lazily, once) gives the first.
         func next(or first: @autoclosure () throws -> Int64) rethrows -> Int64 {
             let id = try next ?? first()
@@ -1062,8 +1159,10 @@ public final class ObjectContext {
             if rounds > 16 { throw ObjectGraphError.invalidOperation("observers keep changing objects in response to their own changes") }
             let batch = pending
             pending = ChangeBatch()
+            insertsPerBatch = max(insertsPerBatch, batch.inserted.count)
             pendingRelationshipIndex.removeAll(keepingCapacity: true)
             lastRelationshipChange = nil
+            pendingBatch += 1
             for observer in observers { try observer.context(self, didProcess: batch) }
         }
     }
@@ -1084,6 +1183,9 @@ public final class ObjectContext {
         noteMember(member, of: owner, in: inverseName, added: added)
     }
 
+    /// The value of a dictionary entry, made by reading it through `subscript(_:default:)`.
+    private static func entry(_ value: inout Int) -> Int { value }
+
     /// Records that `member` joined or left `owner`'s to-many `relationship`, which observers read.
     private func noteMember(_ member: ObjectID, of owner: ObjectID, in relationship: String, added: Bool) {
         let index: Int
@@ -1091,12 +1193,17 @@ public final class ObjectContext {
             index = last.index
         } else {
             let key = RelationshipKey(owner: owner, relationship: relationship)
-            if let i = pendingRelationshipIndex[key] {
-                index = i
-            } else {
-                index = pending.relationshipChanges.count
-                pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: relationship, added: [], removed: []))
-                pendingRelationshipIndex[key] = index
+            // One lookup finds the entry or makes room for a new one (a first import meets a new
+            // owner for nearly every member list).
+            let next = pending.relationshipChanges.count
+            index = Self.entry(&pendingRelationshipIndex[key, default: next])
+            if index == next {
+                // Room for a few members at once (a programme's credits): the list grows by
+                // one allocation, not one for each of its first sizes.
+                var members: [ObjectID] = []
+                members.reserveCapacity(4)
+                pending.relationshipChanges.append(RelationshipChange(owner: owner, relationship: relationship,
+                                                                      added: added ? members : [], removed: added ? [] : members))
             }
             lastRelationshipChange = (key, index)
         }

@@ -17,14 +17,27 @@ enum RawStatement {
     /// Binds the rows' values, each row's row id and entity (for a table that stores several)
     /// before its own, and runs the statement once: a multi-row INSERT of rows kept as they were made.
     static func execute(_ statement: Statement, in db: Database, rows: ArraySlice<PendingRow>, lead leadCount: Int) throws {
-        var binder = Binder(statement, valueCount: rows.reduce(0) { $0 + leadCount + $1.values.count })
-        defer { binder.unbind() }
-        for row in rows {
-            binder.bind(.integer(row.rowID))
-            if let entityName = row.entityName { binder.bind(.string(entityName)) }
-            for v in row.values { binder.bind(v) }
+        try rows.withUnsafeBufferPointer { rows in
+            var valueCount = 0
+            for r in rows.indices { valueCount += leadCount + rows[r].values.count }
+            var binder = Binder(statement, valueCount: valueCount)
+            // Nulls are not bound: a multi-row INSERT is run by this function only, which leaves
+            // every parameter null after each run (`unbind`), as a new statement has them. (Rows
+            // are mostly nulls: clearing every parameter at once costs a fraction of binding each.)
+            defer { binder.unbind() }
+            // Rows and values read where they are: copying each out would retain and release
+            // its storage, allocated on the thread that read the guide.
+            for r in rows.indices {
+                binder.bind(integer: rows[r].rowID)
+                if let entityName = rows[r].entityName { binder.bind(.string(entityName)) }
+                rows[r].values.withUnsafeBufferPointer { values in
+                    for i in values.indices {
+                        if values[i].isNull { binder.skip() } else { binder.bind(values[i]) }
+                    }
+                }
+            }
+            try binder.step(db)
         }
-        try binder.step(db)
     }
 
     /// One row of a multi-row INSERT: the row id, the entity (for a table that stores several),
@@ -51,6 +64,16 @@ enum RawStatement {
             handle = statement.sqliteStatement
             sqlite3_reset(handle)
             shortStrings = .allocate(byteCount: max(1, valueCount * smallStringCapacity), alignment: 1)
+        }
+
+        /// Leaves the next parameter as it is (null, after `unbind`).
+        @inline(__always)
+        mutating func skip() { index += 1 }
+
+        @inline(__always)
+        mutating func bind(integer: Int64) {
+            sqlite3_bind_int64(handle, index, integer)
+            index += 1
         }
 
         @inline(__always)

@@ -294,7 +294,7 @@ extension ObjectModel {
             let overwritable = splitList(inheritedInfo(name, UserInfoKey.overwrite, drafts.mapValues(\.description)))
                 .map(Set.init) ?? Set(attributes.filter { definingModules.contains($0.module) }.map(\.name))
             entities.append(Entity(
-                name: name, module: draft.module, parent: draft.description.parent,
+                ordinal: entities.count, name: name, module: draft.module, parent: draft.description.parent,
                 subentities: names.filter { drafts[$0]!.description.parent == name },
                 rootName: root, isAbstract: draft.description.isAbstract,
                 attributes: attributes, relationships: relationships, userInfo: draft.description.userInfo,

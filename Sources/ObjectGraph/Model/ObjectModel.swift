@@ -86,10 +86,13 @@ public final class Entity: Sendable, CustomStringConvertible {
     /// `var row = entity.defaultRow; row[entity.rowIndex(of: "title")!] = .string("News")`.
     public let defaultRow: [Value]
     let rowKeyIndex: [String: Int]
+    /// Its position among its model's entities: where per-entity tables keep it.
+    let ordinal: Int
 
-    init(name: String, module: String, parent: String?, subentities: [String], rootName: String, isAbstract: Bool,
+    init(ordinal: Int, name: String, module: String, parent: String?, subentities: [String], rootName: String, isAbstract: Bool,
          attributes: [Attribute], relationships: [Relationship], userInfo: [String: String],
          identifier: [String], overwritable: Set<String>, descendants: [String]) {
+        self.ordinal = ordinal
         self.name = name
         self.module = module
         self.parent = parent
