@@ -62,13 +62,16 @@ public struct TVImport: ParsableCommand {
     public static func optionSuggestion(for error: Error, arguments: [String]) -> String? {
         let message = self.message(for: error)
         guard message.hasPrefix("Unknown option '"), let option = message.split(separator: "'").dropFirst().first else { return nil }
-        let named = arguments.first.flatMap { word in configuration.subcommands.first { ($0.configuration.commandName ?? String(describing: $0).lowercased()) == word } }
+        let named = arguments.first.flatMap { word in configuration.subcommands.first { $0.configuration.commandName == word } }
         let help = helpMessage(for: named ?? Run.self) + " --version --help"
         return CommandSuggestion.unknownOptionMessage(String(option), help: help)
     }
 
+    /// Every subcommand names itself (`commandName`): deriving a name from the type
+    /// (`String(describing:)`) looked up protocol conformances on every start, a few percent of
+    /// a medium guide's import (callgrind).
     static var commandNames: [String] {
-        configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() } + ["help"]
+        configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
     }
 }
 
@@ -103,6 +106,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "import",
             abstract: "Merge XMLTV files (plain or gzip) or URLs into the database as one source.",
             discussion: """
                 Several files are one import: read together, one merge, one transaction. `-` reads standard input. An http(s) URL is fetched like a source of the config (conditional GET, cache, fail closed).
@@ -143,6 +147,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "edit",
             abstract: "Set attributes of a stored object (local edits survive imports unless whitelisted).",
             discussion: """
                 A programme's id is CHANNEL/START[/CLUMP], START as 20261122030000 +0000 or 2026-11-22T03:00:00Z. `KEY=` clears an attribute (or sets an empty text where the attribute must have a value); `--unset KEY` always clears it. Identity keys and derived attributes are refused; an attribute the next import overwrites (see `tvimport model`) needs --force.
@@ -179,6 +184,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "status",
             abstract: "Show what is stored and the last runs.",
             discussion: "Example:\n  tvimport status --format json")
 
@@ -195,6 +201,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "model",
             abstract: "Print the merged entity model: entities, keys, whitelists, delete rules and modules.",
             discussion: "Example:\n  tvimport model --format json")
 
@@ -213,6 +220,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "run",
             abstract: "The nightly job: fetch, parse, merge, export, report (the default command).",
             discussion: """
                 Without --config, the bundled sample configuration imports a bundled sample guide (no network) into ./tvimport.sqlite and writes feeds to ./feeds/.
@@ -245,6 +253,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "export",
             abstract: "(Re)write the iCalendar feeds and index.html, and/or the guide as one XMLTV file.",
             discussion: """
                 Unchanged files keep their bytes and mtime. Without --config the feeds cover the past 24 hours (--past-hours) and everything ahead; a config adds filtered feeds, the base URL and its windows. The XMLTV file (gzip when its name ends in .gz) is the guide as shown (sources resolved, canonical ids): what Jellyfin, Kodi's IPTV Simple or tvheadend read. With --xmltv alone no feeds are written.
@@ -287,6 +296,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "channels",
             abstract: "List every channel per source: display names, programmes, canonical id, winning source.",
             discussion: """
                 Ids are canonical: the config's aliases are applied while reading. The winner is the source whose channel name and icon are shown: the highest priority that declares the channel (equal priorities: the first name).
@@ -323,6 +333,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "publish",
             abstract: "Upload what changed in the feeds to the config's object store (publish.s3).",
             discussion: """
                 Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), never from the config file. `run` publishes after each export, `export` too when the config has publish.s3; this publishes now. Exit 69 when the store refuses or cannot be reached: the next run uploads whatever is missing.
@@ -346,6 +357,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "apply",
             abstract: "Apply a change file (from changes/ of another database) to this database.",
             discussion: """
                 An object whose current values differ from the file's old values is a conflict: it is reported and left untouched (exit 65).
@@ -373,6 +385,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "changes",
             abstract: "Print a change file as RFC 6902 JSON Patch.",
             discussion: """
                 RUN is a run id (20261122T030000Z-001, or its first 16 characters for the newest of that second) in the database's changes/ folder, or a change file's path.
@@ -400,6 +413,7 @@ extension TVImport {
         public init() {}
 
         public static let configuration = CommandConfiguration(
+            commandName: "undo",
             abstract: "Revert this database's newest change (an import, a run or an edit) by applying the inverse of its change file.",
             discussion: """
                 All or nothing: if an object changed since (an apply, or an edit not recorded), the conflicts are listed, nothing changes and the exit status is 65. A second undo reverts the change before; with none left, exit 66. The feeds, the XMLTV file and the bucket that --config names (else those of the database's last run) are rewritten to match; the next run fetches and imports every source in full.
@@ -424,7 +438,7 @@ extension TVImport {
     public struct Serve: ParsableCommand {
         public init() {}
 
-        public static let configuration = CommandConfiguration(abstract: ServeArguments.abstract, discussion: ServeArguments.discussion)
+        public static let configuration = CommandConfiguration(commandName: "serve", abstract: ServeArguments.abstract, discussion: ServeArguments.discussion)
 
         // Parsed here for the help and the usage errors, then again by tvimport-serve.
         @OptionGroup public var arguments: ServeArguments
