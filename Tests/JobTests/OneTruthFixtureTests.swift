@@ -17,7 +17,9 @@ struct OneTruthFixtureTests {
     }
 
     func sqlite(_ box: Sandbox, _ db: String, _ sql: String) throws -> String {
-        let r = try Subprocess.run("sqlite3", [box.path(db), sql])
+        // Waits for a lock as a reader beside the store would: an in-process store may still be
+        // closing (its last checkpoint) when the command returns.
+        let r = try Subprocess.run("sqlite3", ["-cmd", ".timeout 10000", box.path(db), sql])
         #expect(r.status == 0 && r.stderr.isEmpty, "sqlite3 \(sql): \(r.stderr)")
         return r.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
