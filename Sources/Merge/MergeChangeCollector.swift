@@ -145,10 +145,8 @@ public final class MergeChangeCollector: ContextObserver, @unchecked Sendable {
         let lists = [changes.inserted, changes.updated, changes.deleted]
         func each(_ list: [ObjectChange], in names: [String], _ body: (ObjectChange, String) throws -> Void) rethrows {
             for i in list.indices {
-                let entity = list[i].id.entity
-                // Lengths first: most changes are of other entities, and names of another length
-                // are told apart without comparing strings.
-                if let name = names.first(where: { $0.utf8.count == entity.utf8.count && $0 == entity }) { try body(list[i], name) }
+                let id = list[i].id
+                if let name = names.first(where: { id.isOf($0) }) { try body(list[i], name) }
             }
         }
         each(changes.deleted, in: topLevelNames) { change, _ in deleted.insert(change.id) }

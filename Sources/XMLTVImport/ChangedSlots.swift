@@ -27,10 +27,10 @@ final class ChangedSlots: ContextObserver, @unchecked Sendable {
 
     func context(_ context: ObjectContext, didProcess changes: ChangeBatch) throws {
         if isPaused { return }
-        // By index, lengths first: a first import inserts tens of thousands of other objects,
-        // each of which a copy and a string compare cost more than this observer's own work.
-        let inserted = changes.inserted, name = "SourceProgramme"
-        for i in inserted.indices where inserted[i].id.entity.utf8.count == name.utf8.count && inserted[i].id.entity == name {
+        // By index: a first import inserts tens of thousands of other objects, and a copy of
+        // each change would cost more than this observer's own work.
+        let inserted = changes.inserted
+        for i in inserted.indices where inserted[i].id.isOf("SourceProgramme") {
             add(inserted[i].foreignKeys["channel"], inserted[i].newValue("start"), inserted[i].newValue("stop"))
         }
         for change in changes.deleted where change.id.entity == "SourceProgramme" {

@@ -15,6 +15,14 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// a lookup, and observers look objects up by id for every change. Ids of different tables
     /// that share a row id meet in one bucket, where `==` tells them apart.
     public func hash(into hasher: inout Hasher) { hasher.combine(rowID) }
+
+    /// Whether the object is of the entity named `name`. Lengths first: observers pick their
+    /// entity's changes out of batches of tens of thousands of others', and a name of another
+    /// length is told apart without comparing strings (entity names are identifiers: no two
+    /// spellings of one name differ in length).
+    @inlinable public func isOf(_ name: String) -> Bool {
+        entity.utf8.count == name.utf8.count && entity == name
+    }
 }
 
 /// What happened to an object.
