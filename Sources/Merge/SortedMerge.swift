@@ -46,6 +46,7 @@ public final class MergeLayout: Sendable {
         var sources = Array(repeating: -1, count: entity.defaultRow.count)
         for (i, position) in rowPositions.enumerated() { sources[position] = i }
         rowSources = sources
+        overwritableRowPositions = self.overwritable.map { entity.rowIndex(of: $0.name)! }
         parentRowPosition = parentKey.flatMap { entity.rowIndex(of: $0) }
         hashRowPosition = hashKey.flatMap { entity.rowIndex(of: $0) }
         // What an update reads of a stored object whose hash differs: the whitelist, the hash and
@@ -58,6 +59,8 @@ public final class MergeLayout: Sendable {
     /// The other way round: for each position of a stored row, the index of its value among an
     /// incoming object's, or -1 where the entity's default goes.
     let rowSources: [Int]
+    /// Where each of `overwritable` goes in a stored row.
+    let overwritableRowPositions: [Int]
     let parentRowPosition: Int?
     let hashRowPosition: Int?
     let updateKeys: [String]
@@ -218,6 +221,10 @@ public final class SortedMerge {
         }
         let updated = steps.compactMap { if case .update(_, let stored) = $0 { stored.id.rowID } else { nil } }
         let readAtOnce = layout.hashKey != nil && !updated.isEmpty ? try StoredAtOnce(layout, rowIDs: updated, stamp: stamps[entity.name], context) : nil
+        // The deleted objects' rows go at once, with what they own; observers hear of each in
+        // the walk's order below.
+        let deleted = steps.compactMap { if case .delete(let id) = $0 { id } else { nil } }
+        let deletions = deleted.isEmpty ? nil : try context.deleteRows(of: deleted)
         for step in steps {
             switch step {
             case let .update(i, stored):
@@ -228,7 +235,7 @@ public final class SortedMerge {
                 try insert(object, layout, parent: parent, isTopLevel: isTopLevel)
                 tally.inserted += 1
             case let .delete(id):
-                try context.delete(id)
+                try context.completeDeletion(of: id, deletions!)
                 tally.deleted += 1
             }
         }
@@ -430,14 +437,15 @@ public final class SortedMerge {
         }
         let object = try incoming.resolved()
         if keepsResolved, let index { resolved[index] = object }
-        var changes: [String: Value] = [:]
-        var changed = Set<String>()   // attributes and owned relationships
+        // By position in the stored row: the context neither hashes nor sorts names per update.
+        var changes: [(position: Int, value: Value)] = []
+        var changed: [String] = []   // attributes and owned relationships
         for (j, (name, position)) in layout.overwritable.enumerated() {
             let old = positional ? current.values[j] : current[name]
             let new = object.values[position]
             if old != new {
-                changes[name] = new
-                changed.insert(name)
+                changes.append((layout.overwritableRowPositions[j], new))
+                changed.append(name)
             }
         }
 
@@ -448,11 +456,21 @@ public final class SortedMerge {
             let t = try members.merge(child.layout, incoming: object.children[i], scope: .related(inverse, stored.id),
                                       parent: stored.id, isTopLevel: false)
             for (name, t) in members.tallies { tallies[name, default: MergeTally()] += t }
-            if t.inserted + t.deleted + t.updated > 0 { changed.insert(child.relationship) }
+            if t.inserted + t.deleted + t.updated > 0 { changed.append(child.relationship) }
         }
-        if !changed.isEmpty, let stamp { changes.merge(stamp.values(changed, current)) { own, _ in own } }
-        if let hashKey = layout.hashKey, let hash = object.contentHash { changes[hashKey] = .integer(hash) }
-        if !changes.isEmpty { try context.update(stored.id, changes, current: current) }
+        if !changed.isEmpty, let stamp {
+            // The stamp's values beside the object's own, which win over them.
+            for (key, value) in stamp.values(Set(changed), current) {
+                guard let position = layout.entity.rowIndex(of: key) else {
+                    throw ObjectGraphError.unknownKey(entity: layout.entity.name, key: key, known: layout.entity.rowKeys)
+                }
+                if !changes.contains(where: { $0.position == position }) { changes.append((position, value)) }
+            }
+        }
+        if let position = layout.hashRowPosition, let hash = object.contentHash {
+            if let i = changes.firstIndex(where: { $0.position == position }) { changes[i].value = .integer(hash) } else { changes.append((position, .integer(hash))) }
+        }
+        if !changes.isEmpty { try context.update(stored.id, of: layout.entity, changes, current: current) }
         return !changed.isEmpty
     }
 }

@@ -198,6 +198,7 @@ public final class ObjectContext {
         flushInsertCounts()
         insertPlans.removeAll()
         insertPlansByOrdinal.removeAll()
+        updatePlans.removeAll()
         subtreeDeletePlans.removeAll()
         entityObserved.removeAll()
         relationshipObserved.removeAll()
@@ -724,11 +725,15 @@ public final class ObjectContext {
         }
     }
 
-    /// Folds the per-entity insert counters into the summary.
+    /// Folds the per-entity insert and update counters into the summary.
     private func flushInsertCounts() {
         for entry in insertPlans where entry.plan.insertCount > 0 {
             counted.counts[entry.entity.name, default: EntityCounts()].inserted += entry.plan.insertCount
             entry.plan.insertCount = 0
+        }
+        for case let plan? in updatePlans where plan.updateCount > 0 {
+            counted.counts[plan.entity.name, default: EntityCounts()].updated += plan.updateCount
+            plan.updateCount = 0
         }
     }
 
@@ -816,6 +821,159 @@ public final class ObjectContext {
     }
 
     private var updateStatements: [String: Statement] = [:]
+
+    /// `update(_:_:current:)` with the keys given by their position in `entity.rowKeys`: what a
+    /// merge writes for each changed object. The plan of each entity (types, names in the order
+    /// written and reported, statements by the keys changed) is made once, so an update hashes no
+    /// key names and builds no SQL; and rows still waiting to be inserted are written first only
+    /// when the update refers to one of them (a merge's update of a programme came after the
+    /// inserts of its new credits, each time forcing a short INSERT per table). The object's
+    /// change is reported exactly as `update(_:_:current:)` reports it. Returns whether anything
+    /// changed.
+    @discardableResult
+    public func update(_ id: ObjectID, of entity: Entity, _ changes: [(position: Int, value: Value)], current: FetchedObject) throws -> Bool {
+        let plan = updatePlan(entity)
+        if plan.layout !== current.layout { plan.read(current.layout) }
+        // An object of another entity (a sub-entity's), a current object without a key to
+        // compare or report: the general path.
+        guard id.isOf(entity.name), current.id == id, plan.layoutHasForeignKeys,
+              changes.allSatisfy({ plan.layoutIndices[$0.position] >= 0 }) else {
+            var named: [String: Value] = [:]
+            for change in changes { named[entity.rowKeys[change.position]] = change.value }
+            return try !update(id, named, current: current).isEmpty
+        }
+        for (position, value) in changes where position < plan.attributeTypes.count {
+            if !value.fits(plan.attributeTypes[position]) {
+                throw ObjectGraphError.wrongType(entity: entity.name, key: entity.rowKeys[position], expected: plan.attributeTypes[position].rawValue,
+                                                 got: value.description)
+            }
+            if value.isNull && !plan.attributeOptional[position] { throw ObjectGraphError.missingRequired(entity: entity.name, key: entity.rowKeys[position]) }
+        }
+        // In the order of the keys' names, as `update(_:_:current:)` writes and reports them.
+        let requested = changes.count < 2 ? changes : changes.sorted { plan.rank[$0.position] < plan.rank[$1.position] }
+        var positions: [Int] = [], old: [Value] = [], new: [Value] = []
+        positions.reserveCapacity(requested.count)
+        old.reserveCapacity(requested.count)
+        new.reserveCapacity(requested.count + 1)
+        for (position, value) in requested {
+            let before = current.values[plan.layoutIndices[position]]
+            guard before != value else { continue }
+            positions.append(position)
+            old.append(before)
+            new.append(value)
+        }
+        if positions.isEmpty { return false }
+        let shape = try plan.shape(positions, db)
+        if try mustFlushInserts(before: id, plan, positions, new) { try flushInserts() }
+        // The row id bound last, then taken off again: `new` is what observers are told.
+        new.append(.integer(id.rowID))
+        try RawStatement.execute(shape.statement, in: db, values: new[...])
+        new.removeLast()
+
+        var foreignKeys = ForeignKeys()
+        for (i, r) in entity.foreignKeys.enumerated() {
+            let position = plan.foreignKeyPositions[i]
+            let value = positions.firstIndex(of: position).map { new[$0] } ?? current.values[plan.layoutIndices[position]]
+            if let v = value.integerValue { foreignKeys.append(r.name, v) }
+        }
+        if positions.contains(where: { !plan.isExcluded[$0] }) { plan.updateCount += 1 }
+        if plan.isObserved {
+            pending.updated.append(ObjectChange(kind: .update, id: id, changedKeys: shape.keys, old: old, new: new, foreignKeys: foreignKeys))
+        }
+        for (i, r) in entity.foreignKeys.enumerated() {
+            guard let j = positions.firstIndex(of: plan.foreignKeyPositions[i]) else { continue }
+            if let before = old[j].integerValue { noteInverse(of: r, owner: before, member: id, added: false) }
+            if let after = new[j].integerValue { noteInverse(of: r, owner: after, member: id, added: true) }
+        }
+        return true
+    }
+
+    /// Whether a row still waiting to be inserted must be written before `id` is updated: it is
+    /// that row, or a foreign key the update sets refers to one.
+    private func mustFlushInserts(before id: ObjectID, _ plan: UpdatePlan, _ positions: [Int], _ values: [Value]) throws -> Bool {
+        guard pendingInsertRows > 0 else { return false }
+        if isPendingInsert(plan.table, id.rowID) { return true }
+        for (j, position) in positions.enumerated() where position >= plan.attributeTypes.count {
+            if let target = values[j].integerValue, isPendingInsert(plan.foreignKeyTables[position - plan.attributeTypes.count], target) { return true }
+        }
+        return false
+    }
+
+    /// Whether row `rowID` of `table` is among the rows waiting to be inserted (row ids are given
+    /// out in increasing order, so a stored row's id is below every waiting row's of its table).
+    private func isPendingInsert(_ table: String, _ rowID: Int64) -> Bool {
+        insertPlans.contains { entry in
+            guard let first = entry.plan.pending.first, first.rowID <= rowID, entry.plan.table == table else { return false }
+            return entry.plan.pending.contains { $0.rowID == rowID }
+        }
+    }
+
+    /// What updating objects of one entity by key positions needs, made once per context.
+    private final class UpdatePlan {
+        let entity: Entity
+        let table: String
+        let isObserved: Bool
+        /// Per row position: its rank among the row keys sorted by name.
+        let rank: [Int]
+        let attributeTypes: [AttributeType]
+        let attributeOptional: [Bool]
+        /// Per row position: whether a change of it is left out of the counts.
+        let isExcluded: [Bool]
+        /// Per foreign key: its row position, and the table its rows are in.
+        let foreignKeyPositions: [Int]
+        let foreignKeyTables: [String]
+        /// The layout of the current object last given, where each row position is among its
+        /// values (-1: not read), and whether it has every foreign key.
+        private(set) var layout: FetchLayout?
+        private(set) var layoutIndices: [Int] = []
+        private(set) var layoutHasForeignKeys = false
+        /// Updates counted but not yet added to the context's summary.
+        var updateCount = 0
+        /// The statement and key names of each set of changed positions (in name order).
+        private var shapes: [[Int]: (statement: Statement, keys: [String])] = [:]
+
+        init(entity: Entity, model: ObjectModel, isObserved: Bool) {
+            self.entity = entity
+            table = entity.rootName
+            self.isObserved = isObserved
+            var rank = Array(repeating: 0, count: entity.rowKeys.count)
+            for (r, i) in entity.rowKeys.indices.sorted(by: { entity.rowKeys[$0] < entity.rowKeys[$1] }).enumerated() { rank[i] = r }
+            self.rank = rank
+            attributeTypes = entity.attributes.map(\.type)
+            attributeOptional = entity.attributes.map(\.isOptional)
+            isExcluded = entity.attributes.map(\.isExcludedFromDiff) + entity.foreignKeys.map(\.isExcludedFromDiff)
+            foreignKeyPositions = entity.foreignKeys.indices.map { entity.attributes.count + $0 }
+            foreignKeyTables = entity.foreignKeys.map { model.entity($0.destination)?.rootName ?? $0.destination }
+        }
+
+        func read(_ layout: FetchLayout) {
+            self.layout = layout
+            layoutIndices = entity.rowKeys.map { layout.index[$0] ?? -1 }
+            layoutHasForeignKeys = foreignKeyPositions.allSatisfy { layoutIndices[$0] >= 0 }
+        }
+
+        func shape(_ positions: [Int], _ db: Database) throws -> (statement: Statement, keys: [String]) {
+            if let known = shapes[positions] { return known }
+            let keys = positions.map { entity.rowKeys[$0] }
+            let sql = "UPDATE \(quote(table)) SET " + keys.map { "\(quote($0)) = ?" }.joined(separator: ", ")
+                + " WHERE \(quote(Schema.rowIDColumn)) = ?"
+            let made = (try db.makeStatement(sql: sql), keys)
+            shapes[positions] = made
+            return made
+        }
+    }
+
+    /// The update plans, by `Entity.ordinal`.
+    private var updatePlans: [UpdatePlan?] = []
+
+    private func updatePlan(_ entity: Entity) -> UpdatePlan {
+        let ordinal = entity.ordinal
+        if ordinal < updatePlans.count, let plan = updatePlans[ordinal], plan.entity === entity { return plan }
+        let plan = UpdatePlan(entity: entity, model: model, isObserved: isObserved(entity.name))
+        if updatePlans.count <= ordinal { updatePlans += Array(repeating: nil, count: ordinal + 1 - updatePlans.count) }
+        updatePlans[ordinal] = plan
+        return plan
+    }
 
     /// Records an update the caller already wrote (the merge's bulk path, which has the old
     /// values at hand and writes with its own cached statement).
@@ -979,7 +1137,7 @@ public final class ObjectContext {
     // tells them, in its order (ObjectContextTests compares the two).
 
     /// How the objects of one entity are deleted with their owned subtrees in bulk.
-    private final class SubtreeDeletePlan {
+    fileprivate final class SubtreeDeletePlan {
         let entity: Entity
         /// The owned to-many relationships, in the order `deleteChecked` visits them: the member
         /// key that refers to the owner, and the members' own plan.
@@ -1033,7 +1191,7 @@ public final class ObjectContext {
 
     /// One object of a subtree being deleted: its values (`plan.memberKeys`, or every row key for
     /// the root) and its members, per child relationship of its plan, as indices of the subtree.
-    private struct SubtreeObject {
+    fileprivate struct SubtreeObject {
         let id: ObjectID
         let plan: SubtreeDeletePlan
         let values: [Value]
@@ -1044,9 +1202,18 @@ public final class ObjectContext {
     /// `deleteChecked(id)` for an entity with a plan.
     private func deleteSubtree(_ id: ObjectID, _ rootPlan: SubtreeDeletePlan) throws {
         guard let root = try object(id) else { return }
-        var objects = [SubtreeObject(id: id, plan: rootPlan, values: root.values, isRoot: true,
-                                     members: Array(repeating: [], count: rootPlan.children.count))]
-        var levels: [[Int]] = [[0]]
+        let subtrees = try deleteSubtrees([(id, rootPlan, root.values)])
+        recordSubtreeDeletion(0, in: subtrees)
+    }
+
+    /// Reads the subtrees of `roots` a level at a time (the members of many owners per query) and
+    /// deletes their rows, deepest level first, with a statement per table and level. Observers
+    /// hear nothing yet: `recordSubtreeDeletion` tells them of each root's subtree. The roots are
+    /// the first objects of the answer, in their order.
+    private func deleteSubtrees(_ roots: [(id: ObjectID, plan: SubtreeDeletePlan, values: [Value])]) throws -> [SubtreeObject] {
+        var objects = roots.map { SubtreeObject(id: $0.id, plan: $0.plan, values: $0.values, isRoot: true,
+                                                members: Array(repeating: [], count: $0.plan.children.count)) }
+        var levels: [[Int]] = [Array(objects.indices)]
         while let level = levels.last, !level.isEmpty {
             var next: [Int] = []
             // Owners of one plan together, plans in the order first met.
@@ -1088,31 +1255,91 @@ public final class ObjectContext {
             }
             for (table, rowIDs) in byTable { try deleteRows(rowIDs, from: table) }
         }
-        // What observers hear, in `deleteChecked`'s order: each object after its members.
-        func record(_ i: Int) {
-            for list in objects[i].members { for m in list { record(m) } }
-            let object = objects[i], entity = object.plan.entity
-            counted.counts[entity.name, default: EntityCounts()].deleted += 1
-            var foreignKeys = ForeignKeys()
-            if object.isRoot {
-                foreignKeys = foreignKeyValues(entity, object.values)
-            } else {
-                for (r, index) in zip(entity.foreignKeys, object.plan.foreignKeyIndices) {
-                    if let v = object.values[index].integerValue { foreignKeys.append(r.name, v) }
-                }
+        return objects
+    }
+
+    /// What observers hear of the deletion of the subtree of `objects[i]`, in `deleteChecked`'s
+    /// order: each object after its members.
+    private func recordSubtreeDeletion(_ i: Int, in objects: [SubtreeObject]) {
+        for list in objects[i].members { for m in list { recordSubtreeDeletion(m, in: objects) } }
+        let object = objects[i], entity = object.plan.entity
+        counted.counts[entity.name, default: EntityCounts()].deleted += 1
+        var foreignKeys = ForeignKeys()
+        if object.isRoot {
+            foreignKeys = foreignKeyValues(entity, object.values)
+        } else {
+            for (r, index) in zip(entity.foreignKeys, object.plan.foreignKeyIndices) {
+                if let v = object.values[index].integerValue { foreignKeys.append(r.name, v) }
             }
-            if object.plan.isObserved {
-                pending.deleted.append(ObjectChange(kind: .delete, id: object.id, changedKeys: entity.rowKeys,
-                                                    old: object.values, new: [], foreignKeys: foreignKeys))
+        }
+        if object.plan.isObserved {
+            pending.deleted.append(ObjectChange(kind: .delete, id: object.id, changedKeys: entity.rowKeys,
+                                                old: object.values, new: [], foreignKeys: foreignKeys))
+        }
+        // `noteInverse`, its answer for each key worked out once.
+        for (r, inverse) in zip(entity.foreignKeys, object.plan.observedInverses) {
+            if let inverse, let owner = foreignKeys[r.name] {
+                noteMember(object.id, of: ObjectID(entity: r.destination, rowID: owner), in: inverse, added: false)
             }
-            // `noteInverse`, its answer for each key worked out once.
-            for (r, inverse) in zip(entity.foreignKeys, object.plan.observedInverses) {
-                if let inverse, let owner = foreignKeys[r.name] {
-                    noteMember(object.id, of: ObjectID(entity: r.destination, rowID: owner), in: inverse, added: false)
+        }
+    }
+
+    /// Objects whose rows `deleteRows(of:)` deleted at once, and whose deletions observers hear
+    /// one by one, as each is completed with `completeDeletion(of:_:)`.
+    public final class PreparedDeletions {
+        fileprivate var objects: [SubtreeObject] = []
+        /// Each object asked for: the index of its root in `objects`, or -1 when it was not
+        /// stored (a deletion that tells nothing, as `delete(_:)` of it would).
+        fileprivate var roots: [ObjectID: Int] = [:]
+        fileprivate init() {}
+    }
+
+    /// Deletes the rows of `ids` and of what they own, as `delete(_:)` of each would, reading and
+    /// deleting them a level at a time for all of them (a merge's deleted programmes with their
+    /// credits: a few statements, not a few per programme). Observers hear nothing yet: a caller
+    /// completes each deletion with `completeDeletion(of:_:)` where it would have called
+    /// `delete(_:)`, so that what they hear, and its order among other changes, is the same. An
+    /// object whose cascade meets a rule that needs object-by-object deletion (deny, nullify of
+    /// a to-many) is left alone: its completion deletes it.
+    ///
+    /// ```swift
+    /// let deletions = try context.deleteRows(of: gone)
+    /// for id in gone { try context.completeDeletion(of: id, deletions) }
+    /// ```
+    public func deleteRows(of ids: [ObjectID]) throws -> PreparedDeletions {
+        let prepared = PreparedDeletions()
+        guard deletesSubtreesInBulk else { return prepared }
+        // Roots of one entity read together, entities in the order first met.
+        var byEntity: [(entity: Entity, plan: SubtreeDeletePlan, rowIDs: [Int64])] = []
+        for id in ids where prepared.roots[id] == nil {
+            let entity = try model.requireEntity(id.entity)
+            guard let plan = subtreeDeletePlan(entity) else { continue }
+            prepared.roots[id] = -1
+            if let e = byEntity.firstIndex(where: { $0.entity === entity }) { byEntity[e].rowIDs.append(id.rowID) } else { byEntity.append((entity, plan, [id.rowID])) }
+        }
+        var roots: [(id: ObjectID, plan: SubtreeDeletePlan, values: [Value])] = []
+        for (entity, plan, rowIDs) in byEntity {
+            var start = 0
+            while start < rowIDs.count {
+                let chunk = Array(rowIDs[start..<min(start + Self.ownersPerMemberQuery, rowIDs.count)])
+                start += Self.ownersPerMemberQuery
+                // Every row key, as `object(_:)` reads a root.
+                try fetch(entity.name, where: .rowIDs(chunk)).forEach { root in
+                    roots.append((ObjectID(entity: entity.name, rowID: root.id.rowID), plan, root.values))
                 }
             }
         }
-        record(0)
+        guard !roots.isEmpty else { return prepared }
+        prepared.objects = try deleteSubtrees(roots)
+        for (i, root) in roots.enumerated() { prepared.roots[root.id] = i }
+        return prepared
+    }
+
+    /// Tells observers of the deletion of `id` that `deleteRows(of:)` prepared, exactly as
+    /// `delete(_:)` would have; deletes an object it left alone (or did not know) with `delete(_:)`.
+    public func completeDeletion(of id: ObjectID, _ prepared: PreparedDeletions) throws {
+        guard let i = prepared.roots.removeValue(forKey: id) else { return try delete(id) }
+        if i >= 0 { recordSubtreeDeletion(i, in: prepared.objects) }
     }
 
     /// Owners per member query (`ObjectPredicate.isIn` pads a list to a power of two).
