@@ -71,7 +71,17 @@ import TestSupport
 
     /// A random guide (the same for a seed), then deletes of random channels and programmes in
     /// one transaction; returns what the observer heard and every row left.
+    /// How the second transaction deletes: object by object, a subtree at a time (`delete`), or
+    /// every object's rows at once, its deletion told in turn (`deleteRows(of:)` and
+    /// `completeDeletion`, what a merge does), with inserts and updates between the deletions.
+    enum Deleting { case objectByObject, bySubtree, prepared }
+
     func run(seed: UInt64, inBulk: Bool) throws -> (heard: [String], rows: String) {
+        try run(seed: seed, inBulk ? .bySubtree : .objectByObject)
+    }
+
+    func run(seed: UInt64, _ deleting: Deleting) throws -> (heard: [String], rows: String) {
+        let inBulk = deleting != .objectByObject
         let store = try Store.inMemory(model: ObjectModel(merging: [Self.module]))
         store.addObserver(AggregateMaintainer(parentEntity: "Channel", relationship: "programmes",
                                               countKey: "programmeCount", lastChangedKey: nil, clock: { 1_000 }))
@@ -105,11 +115,31 @@ import TestSupport
         store.addObserver(watcher)
         try store.write { context in
             context.deletesSubtreesInBulk = inBulk
-            for programme in programmes.shuffled(using: &random).prefix(5) where try context.object(programme, keys: []) != nil {
-                try context.delete(programme)
+            // Deleted in turn, each after an insert and an update (what a merge's walk does).
+            func deleteInTurn(_ ids: [ObjectID], _ between: (Int) throws -> Void) throws {
+                let prepared = deleting == .prepared ? try context.deleteRows(of: ids) : nil
+                for (k, id) in ids.enumerated() {
+                    try between(k)
+                    if let prepared { try context.completeDeletion(of: id, prepared) } else { try context.delete(id) }
+                }
+            }
+            let gone = try programmes.shuffled(using: &random).prefix(5).filter { try context.object($0, keys: []) != nil }
+            let kept = programmes.filter { !gone.contains($0) }
+            try deleteInTurn(gone) { k in
+                let channel = channels[(k * 5) % channels.count]
+                let programme = try context.insert("Programme", ["start": .date(Int64(100_000 + k)), "title": .string("new\(k)")],
+                                                   related: ["channel": channel])
+                try context.insert("Credit", ["role": .string("actor"), "name": .string("m\(k)")], related: ["programme": programme])
+                if let other = kept.dropFirst(k).first {
+                    try context.update(other, ["title": .string("changed\(k)")])
+                    // A credit moved to the programme just inserted (still waiting to be written).
+                    if let credit = try context.members(of: other, "credits").first { try context.update(credit, ["programme": .integer(programme.rowID)]) }
+                }
             }
             try context.processPendingChanges()
-            for channel in channels.shuffled(using: &random).prefix(7) { try context.delete(channel) }
+            try deleteInTurn(Array(channels.shuffled(using: &random).prefix(7))) { k in
+                try context.insert("Channel", ["xmltvId": .string("added\(k)")])
+            }
         }
         let rows = try store.read { context in
             try ["Group", "Channel", "Programme", "Credit", "Category", "Review"].map { entity in
@@ -126,6 +156,17 @@ import TestSupport
         #expect(bulk.heard.count > 20, "the deletes were heard")
         #expect(bulk.heard == oneByOne.heard)
         #expect(bulk.rows == oneByOne.rows)
+    }
+
+    /// A merge's deletions: the rows of all at once, each deletion told in the walk's order
+    /// among inserts and updates, exactly as deleting each in turn tells it.
+    @Test(arguments: [1 as UInt64, 7, 33, 2026])
+    func preparedDeletionsTellObserversWhatDeletesInTurnTell(seed: UInt64) throws {
+        let prepared = try run(seed: seed, .prepared)
+        let oneByOne = try run(seed: seed, .objectByObject)
+        #expect(prepared.heard.count > 20, "the deletes were heard")
+        #expect(prepared.heard == oneByOne.heard)
+        #expect(prepared.rows == oneByOne.rows)
     }
 
     /// A cascade that meets a deny rule is refused before anything is deleted, in bulk or not.
