@@ -42,6 +42,8 @@ public final class MergeLayout: Sendable {
             .map { ($0.element, $0.offset) }
         hashKey = entity.userInfo["hash"].flatMap { entity.attribute($0) != nil ? $0 : nil }
         self.whitelist = whitelist
+        childMayOverwrite = children.map { whitelist.contains($0.relationship) }
+        childInverses = children.map { entity.relationship($0.relationship)?.inverse }
         rowPositions = keys.map { entity.rowIndex(of: $0)! }
         var sources = Array(repeating: -1, count: entity.defaultRow.count)
         for (i, position) in rowPositions.enumerated() { sources[position] = i }
@@ -67,8 +69,10 @@ public final class MergeLayout: Sendable {
 
     let whitelist: Set<String>
 
-    /// Whether an update may replace the members of this owned relationship.
-    func mayOverwrite(_ relationship: String) -> Bool { whitelist.contains(relationship) }
+    /// Per child relationship: whether an update may replace its members (the whitelist has
+    /// it), and its inverse. Worked out once: an update asks for each child of each object.
+    let childMayOverwrite: [Bool]
+    let childInverses: [String?]
 }
 
 /// What one merge did, per entity.
@@ -449,8 +453,8 @@ public final class SortedMerge {
             }
         }
 
-        for (i, child) in layout.children.enumerated() where layout.mayOverwrite(child.relationship) {
-            guard let inverse = layout.entity.relationship(child.relationship)?.inverse else { continue }
+        for (i, child) in layout.children.enumerated() where layout.childMayOverwrite[i] {
+            guard let inverse = layout.childInverses[i] else { continue }
             if let stored = readAtOnce?.members[i], StoredAtOnce.same(object.children[i], stored[current.id.rowID] ?? [], child.layout) { continue }
             let members = SortedMerge(context: context)
             let t = try members.merge(child.layout, incoming: object.children[i], scope: .related(inverse, stored.id),

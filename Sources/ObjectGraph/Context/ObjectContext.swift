@@ -850,7 +850,15 @@ public final class ObjectContext {
             if value.isNull && !plan.attributeOptional[position] { throw ObjectGraphError.missingRequired(entity: entity.name, key: entity.rowKeys[position]) }
         }
         // In the order of the keys' names, as `update(_:_:current:)` writes and reports them.
-        let requested = changes.count < 2 ? changes : changes.sorted { plan.rank[$0.position] < plan.rank[$1.position] }
+        // (A few keys: sorted in place by insertion, no closure called per comparison.)
+        var requested = changes
+        for i in requested.indices.dropFirst() {
+            var j = i
+            while j > 0 && plan.rank[requested[j].position] < plan.rank[requested[j - 1].position] {
+                requested.swapAt(j, j - 1)
+                j -= 1
+            }
+        }
         var positions: [Int] = [], old: [Value] = [], new: [Value] = []
         positions.reserveCapacity(requested.count)
         old.reserveCapacity(requested.count)
