@@ -400,7 +400,9 @@ public final class SortedMerge {
                 let keys = child.layout.identifierKeys + child.layout.overwritable.map(\.name) + [inverse]
                 var byOwner: [Int64: [FetchedObject]] = [:]
                 for chunk in chunks {
-                    try context.fetch(child.layout.entity.name, where: .isIn(inverse, chunk.map { .integer($0) }), orderBy: child.layout.identifierKeys.map { SortKey($0) },
+                    // Owner first: the order of the identity index (owner, identifier), so SQLite sorts nothing.
+                    try context.fetch(child.layout.entity.name, where: .isIn(inverse, chunk.map { .integer($0) }),
+                                      orderBy: ([inverse] + child.layout.identifierKeys).map { SortKey($0) },
                                       keys: keys).forEach { member in
                         if let owner = member.values.last?.integerValue { byOwner[owner, default: []].append(member) }
                     }

@@ -182,8 +182,9 @@ public final class GuideResolver {
         var scope = ObjectPredicate.related("channel", canonical)
         if !firstTime, let changed, let region = Self.reach(of: changed, among: levels.map(\.slots)) {
             for i in levels.indices { levels[i].slots = Self.slots(levels[i].slots, startingIn: region) }
-            scope = .and([scope, .or(region.map { .and([.compare("start", .greaterOrEqual, .date($0.lowerBound)),
-                                                        .compare("start", .less, .date($0.upperBound))]) })])
+            // A query per range (`.union`): each seeks its range in the channel's identity index.
+            scope = .union(region.map { .and([scope, .compare("start", .greaterOrEqual, .date($0.lowerBound)),
+                                              .compare("start", .less, .date($0.upperBound))]) })
         }
 
         // Shown: each level against the shown programmes of the levels above it.
@@ -258,8 +259,8 @@ public final class GuideResolver {
                                        orderBy: [SortKey("start"), SortKey("clumpIndex")], keys: ["start", "clumpIndex", "stop", "contentHash"])
         var slots: [Slot] = []
         while try cursor.step() {
-            slots.append(Slot(rowID: cursor.rowID, start: cursor.value(at: 0).integerValue ?? 0, clumpIndex: cursor.value(at: 1).integerValue ?? 0,
-                              stop: cursor.value(at: 2).integerValue, hash: cursor.value(at: 3).integerValue ?? 0))
+            slots.append(Slot(rowID: cursor.rowID, start: cursor.integer(at: 0) ?? 0, clumpIndex: cursor.integer(at: 1) ?? 0,
+                              stop: cursor.integer(at: 2), hash: cursor.integer(at: 3) ?? 0))
         }
         return slots
     }
@@ -408,10 +409,11 @@ private final class SourceRows: @unchecked Sendable {
         }
         let ids = programmes.keys.sorted().map { Value.integer($0) }
         // Members in the order the import gives them (credits by role and name, categories by name
-        // and language); in chunks well under SQLite's limit of bound parameters.
+        // and language), owner first as the identity index has them (so SQLite sorts nothing); in
+        // chunks well under SQLite's limit of bound parameters.
         for chunk in ids.chunks(of: 4096) {
-            for (child, entity, keys, order) in [(0, "SourceCredit", ListingsMapper.creditKeys, [SortKey("role"), SortKey("name")]),
-                                                 (1, "SourceCategory", ListingsMapper.categoryKeys, [SortKey("name"), SortKey("lang")])] {
+            for (child, entity, keys, order) in [(0, "SourceCredit", ListingsMapper.creditKeys, [SortKey("programme"), SortKey("role"), SortKey("name")]),
+                                                 (1, "SourceCategory", ListingsMapper.categoryKeys, [SortKey("programme"), SortKey("name"), SortKey("lang")])] {
                 for m in try context.fetchAll(entity, where: .isIn("programme", chunk), orderBy: order, keys: keys + ["programme"]) {
                     guard let owner = m["programme"].integerValue else { continue }
                     programmes[owner]?.children[child].append(IncomingObject(values: Array(m.values.prefix(keys.count))))

@@ -143,8 +143,8 @@ public struct TimeshiftDeriver {
         }
         let ids = rows.map { Value.integer($0.id.rowID) }
         for chunk in ids.chunks(of: 4096) {
-            for (child, entity, keys, order) in [(0, "Credit", ListingsMapper.creditKeys, [SortKey("role"), SortKey("name")]),
-                                                 (1, "Category", ListingsMapper.categoryKeys, [SortKey("name"), SortKey("lang")])] {
+            for (child, entity, keys, order) in [(0, "Credit", ListingsMapper.creditKeys, [SortKey("programme"), SortKey("role"), SortKey("name")]),
+                                                 (1, "Category", ListingsMapper.categoryKeys, [SortKey("programme"), SortKey("name"), SortKey("lang")])] {
                 for m in try context.fetchAll(entity, where: .isIn("programme", Array(chunk)), orderBy: order, keys: keys + ["programme"]) {
                     guard let owner = m["programme"].integerValue, let i = index[owner] else { continue }
                     programmes[i].children[child].append(IncomingObject(values: Array(m.values.prefix(keys.count))))

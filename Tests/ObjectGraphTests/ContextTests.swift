@@ -65,6 +65,43 @@ import Testing
         }
     }
 
+    /// `.union` is fetched as one query per term merged by SQL (`UNION`), the terms padded to a
+    /// power of two: whatever the terms (overlapping, empty, repeated, 1 to 9 of them), it selects
+    /// what `.or` selects, in the same order, each object once; sorted on a key it does not
+    /// select, and counted, it is `.or` itself.
+    @Test func aUnionSelectsWhatItsOrSelectsInTheSameOrder() throws {
+        let store = try Guide.store()
+        try store.write { (context: ObjectContext) throws in
+            let bbc = try context.insert("Channel", ["id": .string("bbc1")])
+            let arte = try context.insert("Channel", ["id": .string("arte")])
+            for start in (0..<120).shuffled() {
+                try context.insert("Programme", ["title": .string("p\(start % 7)"), "start": .date(Int64(start))],
+                                   related: ["channel": start % 3 == 0 ? arte : bbc])
+            }
+        }
+        var generator = SystemRandomNumberGenerator()
+        try store.read { (context: ObjectContext) throws in
+            let bbc = try #require(try context.first("Channel", where: .compare("id", .equal, .string("bbc1"))))
+            for _ in 0..<60 {
+                let terms: [ObjectPredicate] = (0..<Int.random(in: 1...9, using: &generator)).map { _ in
+                    let low = Int64.random(in: -5...125, using: &generator), length = Int64.random(in: 0...30, using: &generator)
+                    return .and([.related("channel", bbc.id), .compare("start", .greaterOrEqual, .date(low)),
+                                 .compare("start", .less, .date(low + length))])
+                }
+                let sort = [SortKey("start"), SortKey("title", ascending: false)]
+                for keys in [["start", "title"], nil] {
+                    let expected = try context.fetchAll("Programme", where: .or(terms), orderBy: sort, keys: keys)
+                    let union = try context.fetchAll("Programme", where: .union(terms), orderBy: sort, keys: keys)
+                    #expect(union.map(\.id) == expected.map(\.id))
+                    #expect(union.map(\.values) == expected.map(\.values))
+                }
+                let bySortKeyNotRead = try context.fetchAll("Programme", where: .union(terms), orderBy: [SortKey("title"), SortKey("start")], keys: ["start"])
+                #expect(bySortKeyNotRead.map(\.id) == (try context.fetchAll("Programme", where: .or(terms), orderBy: [SortKey("title"), SortKey("start")], keys: ["start"]).map(\.id)))
+                #expect(try context.count("Programme", where: .union(terms)) == (try context.count("Programme", where: .or(terms))))
+            }
+        }
+    }
+
     @Test func inListsOfEveryLengthSelectExactlyTheirObjects() throws {
         let store = try Guide.store()
         let ids = try store.write { (context: ObjectContext) throws in

@@ -246,7 +246,20 @@ public final class ObjectContext {
             throw ObjectGraphError.unknownKey(entity: head.layout.entity.name, key: key.key, known: head.layout.entity.rowKeys)
         }
         var arguments: [Value] = []
-        var sql = head.select + (try predicate.sql(head.layout.entity, &arguments)) + head.entityFilter
+        var sql: String
+        if case let .union(terms) = predicate, terms.count > 1, !sort.isEmpty,
+           sort.allSatisfy({ $0.key == Schema.rowIDColumn || head.layout.index[$0.key] != nil }) {
+            // One query per term, merged on the sort keys (they name selected columns, as a
+            // compound's ORDER BY must). The terms are as many as the next power of two, the
+            // first repeated (UNION drops the repeats): one statement per power, not per count.
+            var count = 1
+            while count < terms.count { count *= 2 }
+            sql = try (terms + repeatElement(terms[0], count: count - terms.count)).map {
+                head.select + (try $0.sql(head.layout.entity, &arguments)) + head.entityFilter
+            }.joined(separator: " UNION ")
+        } else {
+            sql = head.select + (try predicate.sql(head.layout.entity, &arguments)) + head.entityFilter
+        }
         if !sort.isEmpty {
             sql += " ORDER BY " + sort.map { "\(quote($0.key))\($0.ascending ? "" : " DESC")" }.joined(separator: ", ")
         }

@@ -40,7 +40,11 @@ public indirect enum ObjectPredicate: Sendable {
     case not(ObjectPredicate)
     /// The objects with one of these row ids (`ObjectID.rowID`).
     case rowIDs([Int64])
-
+    /// One predicate at least holds, as `.or`; but a sorted fetch (`ObjectContext.fetch`) asks
+    /// for each predicate's objects with a query of its own and merges them in SQL (`UNION`), so
+    /// that each uses the index it can (disjoint start ranges of one channel: `.or` there is one
+    /// scan of the whole channel, the terms sharing no index prefix with their ranges).
+    case union([ObjectPredicate])
 
     func sql(_ entity: Entity, _ arguments: inout [Value]) throws -> String {
         switch self {
@@ -66,7 +70,7 @@ public indirect enum ObjectPredicate: Sendable {
             return "\(quote(key)) = ?"
         case let .and(ps):
             return ps.isEmpty ? "1" : "(" + (try ps.map { try $0.sql(entity, &arguments) }).joined(separator: " AND ") + ")"
-        case let .or(ps):
+        case let .or(ps), let .union(ps):
             return ps.isEmpty ? "0" : "(" + (try ps.map { try $0.sql(entity, &arguments) }).joined(separator: " OR ") + ")"
         case let .not(p):
             return "NOT (" + (try p.sql(entity, &arguments)) + ")"
