@@ -119,6 +119,33 @@ import Testing
         }
     }
 
+    /// Lists of integers (row ids, foreign keys, dates) are bound as one JSON array: any length,
+    /// past SQLite's limit of parameters too, selects exactly the listed objects, with `NOT` and
+    /// with a null in the list (which is bound value by value instead).
+    @Test func integerListsOfAnyLengthSelectExactlyTheirObjects() throws {
+        let store = try Guide.store()
+        let channels = try store.write { (context: ObjectContext) throws in
+            let channels = try (0..<3).map { try context.insert("Channel", ["id": .string("c\($0)")]) }
+            for start in 0..<40_000 {
+                try context.insert("Programme", ["start": .date(Int64(start))], related: ["channel": channels[start % 3]])
+            }
+            return channels
+        }.result
+        try store.read { (context: ObjectContext) throws in
+            let all = try context.fetchAll("Programme", orderBy: [SortKey("start")], keys: ["start"])
+            for length in [1, 2, 3, 17, 999, 33_000] {
+                let chosen = Array(all.shuffled().prefix(length))
+                let byRowID = try context.fetchAll("Programme", where: .rowIDs(chosen.map(\.id.rowID)), keys: [])
+                #expect(Set(byRowID.map(\.id)) == Set(chosen.map(\.id)) && byRowID.count == length)
+                let starts = chosen.map(\.values[0])
+                #expect(try context.count("Programme", where: .isIn("start", starts)) == length)
+                #expect(try context.count("Programme", where: .not(.isIn("start", starts))) == all.count - length)
+                if length < 1000 { #expect(try context.count("Programme", where: .isIn("start", starts + [.null])) == length) }
+            }
+            #expect(try context.count("Programme", where: .isIn("channel", [.integer(channels[0].rowID), .integer(channels[2].rowID)])) == 26_667)
+        }
+    }
+
     @Test func canonicallyEquivalentIdentifiersAreDistinctObjectsInByteOrder() throws {
         let store = try Guide.store()
         let nfc = "caf\u{E9}", nfd = "cafe\u{301}"

@@ -60,6 +60,10 @@ public indirect enum ObjectPredicate: Sendable {
         case let .isIn(key, values):
             try check(key, entity)
             if values.isEmpty { return "0" }
+            if let list = Self.integerList(values.lazy.map(\.integerValue)) {
+                arguments.append(.string(list))
+                return "\(quote(key)) IN \(Self.integersOfOneArgument)"
+            }
             return "\(quote(key)) IN (\(Self.placeholders(for: values, into: &arguments)))"
         case let .related(key, id):
             guard let r = entity.relationship(key), r.storesForeignKey else {
@@ -76,10 +80,27 @@ public indirect enum ObjectPredicate: Sendable {
             return "NOT (" + (try p.sql(entity, &arguments)) + ")"
         case let .rowIDs(ids):
             if ids.isEmpty { return "0" }
-            return "\(quote(Schema.rowIDColumn)) IN (\(Self.placeholders(for: ids.map { .integer($0) }, into: &arguments)))"
+            arguments.append(.string(Self.integerList(ids.lazy.map { $0 }) ?? "[]"))
+            return "\(quote(Schema.rowIDColumn)) IN \(Self.integersOfOneArgument)"
         }
     }
 
+    /// A list of integers bound as one argument, a JSON array that SQLite's `json_each` reads:
+    /// one statement whatever the list's length (a list of placeholders made a statement per
+    /// length, or per power of two padded, and preparing one cost more than running it).
+    static let integersOfOneArgument = "(SELECT value FROM json_each(?))"
+
+    /// The JSON array of `values`, or nil when one of them is not an integer (a date is one).
+    private static func integerList<S: Sequence>(_ values: S) -> String? where S.Element == Int64? {
+        var text = "[", separator = ""
+        for value in values {
+            guard let value else { return nil }
+            text += separator
+            text += String(value)
+            separator = ","
+        }
+        return text + "]"
+    }
     /// The placeholders of an `IN` list of `values`, which go to `arguments`. Their number is
     /// rounded up to a power of two, the first value repeated in the spare ones (the same list
     /// to SQL, `NOT IN` included): a statement is prepared once per power, not once per length,
