@@ -49,6 +49,9 @@ public struct ImportJob {
 
     /// Runs the import; returns what to print on stdout and the exit status.
     public func run() throws -> (output: String, status: ExitStatus) {
+        if let problem = TimeshiftRule.problem(withSourceName: sourceName) {
+            throw JobError(.usage, "--source '\(sourceName)': expected \(problem)")
+        }
         for case .file(let file) in inputs {
             var isDirectory: ObjCBool = false
             // An input that cannot be read as a file, like a missing one (sysexits' EX_NOINPUT).

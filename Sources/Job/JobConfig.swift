@@ -259,7 +259,8 @@ struct ConfigReader {
         for (i, s) in try list(d["sources"], "sources").enumerated() {
             let key = "sources[\(i)]"
             let sd = try object(s, key, allowed: ["name", "url", "command", "timeoutSeconds", "timeOffset", "includeChannels", "excludeChannels", "priority"])
-            guard let name = try string(sd["name"], key + ".name"), !name.isEmpty else { throw fail(key + ".name", "a non-empty string") }
+            guard let name = try string(sd["name"], key + ".name") else { throw fail(key + ".name", "a non-empty string") }
+            if let problem = TimeshiftRule.problem(withSourceName: name) { throw fail(key + ".name", problem) }
             var source: JobConfig.Source
             if let arguments = try strings(sd["command"], key + ".command") {
                 guard sd["url"] == nil else { throw fail(key, "either \"url\" or \"command\", not both") }

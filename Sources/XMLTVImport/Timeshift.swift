@@ -26,6 +26,14 @@ public struct TimeshiftRule: Sendable, Hashable {
     public var source: String { Self.sourcePrefix + original }
     public static let sourcePrefix = "timeshift:"
 
+    /// Why `name` cannot name a source of listings, or nil when it can: it must not be empty, nor
+    /// begin like a timeshifted channel's rows (those would be taken for rows the rules made).
+    public static func problem(withSourceName name: String) -> String? {
+        if name.isEmpty { return "a non-empty name" }
+        if name.hasPrefix(sourcePrefix) { return "a name that does not begin with \"\(sourcePrefix)\" (the timeshifted channels' own)" }
+        return nil
+    }
+
     /// "+1", "-2", "+1.5".
     var hoursText: String {
         let sign = seconds < 0 ? "-" : "+"

@@ -62,6 +62,8 @@ import Testing
         (#"{"channels": {"a.uk": {"names": ["x"]}}}"#, "channels.a.uk.names"),
         (#"{"channels": ["a.uk"]}"#, "'channels'"),
         (#"{"sources": [{"name": "a", "url": "a.xml", "priority": 1.5}]}"#, "sources[0].priority"),
+        (#"{"sources": [{"name": "timeshift:a", "url": "a.xml"}]}"#, "sources[0].name"),
+        (#"{"sources": [{"name": "a", "url": "a.xml"}, {"name": "", "url": "a.xml"}]}"#, "sources[1].name"),
     ])
     func badAliasesAndPrioritiesAreConfigurationErrors(config: String, key: String) throws {
         let box = try Sandbox()
@@ -70,6 +72,24 @@ import Testing
         let r = box.importing(["a.xml"], db: "tv.sqlite", config: "c.json")
         #expect(r.status == 78, "stderr: \(r.stderr)")
         #expect(r.stderr.contains(key), "stderr: \(r.stderr)")
+    }
+}
+
+/// A source may not be named like the timeshifted channels' rows ("timeshift:..."), which the
+/// rules make and replace: `import --source` refuses it as a usage error, before the database
+/// is touched.
+@Suite struct SourceNameTests {
+    @Test(arguments: ["timeshift:uk", "timeshift:", ""])
+    func aReservedOrEmptySourceNameIsRefused(name: String) throws {
+        let box = try Sandbox()
+        try box.write("a.xml", makeGuide())
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "a" }.status == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: box.path("tv.sqlite")))
+        let r = box.importing(["a.xml"], db: "tv.sqlite") { $0.source = name }
+        #expect(r.status == 64, "stderr: \(r.stderr)")
+        #expect(r.stderr.contains("--source"), "stderr: \(r.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: box.path("tv.sqlite"))) == before)
+        #expect(box.importing(["a.xml"], db: "tv.sqlite") { $0.source = "timeshifted" }.status == 0, "only the prefix is reserved")
     }
 }
 
