@@ -42,6 +42,9 @@ public struct JSONText: Sendable {
     /// How many bytes are written.
     @inlinable public var count: Int { used }
 
+    /// The last byte written, if any.
+    @inlinable public var lastByte: UInt8? { used > 0 ? storage[used - 1] : nil }
+
     /// Calls `body` with the text written so far, without copying it.
     ///
     /// ```swift

@@ -176,10 +176,12 @@ struct ChangeDocumentReader {
             var column = 0
             values.removeAll(keepingCapacity: true)
             try json.readArray { json in
-                if column < form.columns.count {
+                // A row may end before its last column, its relationships after its last value.
+                if try column < form.columns.count && !Self.isRowRelationships(&json) {
                     let value = try Self.value(&json)
                     if !value.isNull { values.append((column, value)) }
-                } else if column == form.columns.count {
+                } else if column <= form.columns.count {
+                    column = form.columns.count
                     if change == .insert && !readsInsertedMembers {
                         unread = try countMembers(inRelationships: &json)
                     } else {
@@ -199,6 +201,27 @@ struct ChangeDocumentReader {
             nodes.append(node)
         }
     }
+
+    /// Whether the next element of a compact row is its relationships rather than a value: an
+    /// object that is not a tagged value (`DiffValue.isTaggedValue`). Reads nothing; looks no
+    /// further than the object's second member.
+    private static func isRowRelationships(_ json: inout JSONReader) throws -> Bool {
+        guard try json.peekKind() == .object else { return false }
+        let start = json.offset
+        defer { json.seek(to: start) }
+        var names: [String] = []
+        do {
+            try json.readObject { json, name in
+                names.append(name)
+                // A second member, or a first that is no tag: not a value, whatever follows.
+                if names.count > 1 || !DiffValue.isTag(name) { throw SeenEnough() }
+                try json.skipValue()
+            }
+        } catch is SeenEnough {}
+        return !DiffValue.isTaggedValue(memberNames: names)
+    }
+
+    private struct SeenEnough: Error {}
 
     // MARK: Counting members
 
@@ -286,7 +309,8 @@ struct ChangeDocumentReader {
                         var column = 0
                         guard try json.peekKind() == .array else { throw NotCountable() }
                         try json.readArray { json in
-                            if column == form.columns.count {
+                            if try column == form.columns.count || (column < form.columns.count && Self.isRowRelationships(&json)) {
+                                column = form.columns.count
                                 count += try countMembers(inRelationships: &json)
                             } else {
                                 try skipCounted(&json)

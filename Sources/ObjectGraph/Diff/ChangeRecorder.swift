@@ -296,9 +296,14 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
         /// (nested only) the key to the owner, whose identifier the nesting gives.
         let isCompactNested: Bool
         let isCompactAtRoot: Bool
-        /// A compact row's columns: the attributes that always have a value first, the rest in
-        /// the model's order, so that a row without relationships ends at its last value.
+        /// A compact row's columns: the attributes that always have a value first, then the
+        /// indexed ones (rows are looked up by them, so nearly every row has one: a programme's
+        /// `source`), the rest in the model's order. A row ends at its last value (its
+        /// relationships, if any, after it), so the nulls most rows have come last.
         let rowColumns: [(name: String, index: Int)]
+        /// Whether a row's relationships may follow its last value before the last column: true
+        /// unless a relationship is named like a value's tag (`date`), when they would read alike.
+        let endsBeforeRelationships: Bool
         /// `rowColumns`' positions in a row.
         let rowColumnIndices: [Int]
         /// `writeRunHead(.insert, into:)`'s bytes, written once (a first import writes a run per owner).
@@ -379,10 +384,16 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             identifier = identifierKeys.compactMap { key in
                 position[key].map { (key, $0, entity.relationship(key)?.destination) }
             }
-            rowColumns = attributes.sorted { a, b in
-                let (aOptional, bOptional) = (entity.attribute(a.name)?.isOptional ?? true, entity.attribute(b.name)?.isOptional ?? true)
-                return aOptional != bOptional ? !aOptional : a.index < b.index
+            func rank(_ name: String) -> Int {
+                guard let attribute = entity.attribute(name) else { return 2 }
+                if !attribute.isOptional { return 0 }
+                return attribute.userInfo[UserInfoKey.index] == "true" ? 1 : 2
             }
+            rowColumns = attributes.sorted { a, b in
+                let (aRank, bRank) = (rank(a.name), rank(b.name))
+                return aRank != bRank ? aRank < bRank : a.index < b.index
+            }
+            endsBeforeRelationships = !entity.relationships.contains { DiffValue.isTag($0.name) }
             rowColumnIndices = rowColumns.map(\.index)
             var head = JSONText()
             Self.writeRunHead(.insert, entity: entity.name, into: &head)
@@ -498,13 +509,15 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             text.raw("}")
         }
 
-        /// A compact insert or delete: its row's values in `plan.rowColumns` order (dates as seconds), then
-        /// its relationships when it has any; without relationships, trailing nulls are left out.
+        /// A compact insert or delete: its row's values in `plan.rowColumns` order (dates as seconds)
+        /// up to the last that is not null, then its relationships when it has any (after every
+        /// column when `plan.endsBeforeRelationships` is false).
         func writeRow(into text: inout JSONText) {
             guard let row else { return }
             text.raw("[")
             let written = plan.writeValues(of: row, into: &text)
-            if !writeRelationships(into: &text, after: ",") {
+            if plan.endsBeforeRelationships { text.truncate(to: written) }
+            if !writeRelationships(into: &text, after: text.lastByte == UInt8(ascii: "[") ? "" : ",") {
                 text.truncate(to: written)
             }
             text.raw("]")

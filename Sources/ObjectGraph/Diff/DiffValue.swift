@@ -25,7 +25,16 @@ public struct DiffValue: Sendable, Hashable, Codable, CustomStringConvertible {
     public var isNull: Bool { value.isNull }
     public var description: String { value.description }
 
-    private enum Tag: String, CodingKey { case double, date, data }
+    private enum Tag: String, CodingKey, CaseIterable { case double, date, data }
+
+    /// Whether an object of these member names is a tagged value (`{"date": 1796083200}`): one
+    /// member, named by its tag. A compact row tells its relationships from its values by this.
+    static func isTaggedValue(memberNames: some Collection<String>) -> Bool {
+        memberNames.count == 1 && memberNames.allSatisfy { Tag(rawValue: $0) != nil }
+    }
+
+    /// Whether `name` is one of the tags (a relationship so named could be taken for a value).
+    static func isTag(_ name: String) -> Bool { Tag(rawValue: name) != nil }
 
     public init(from decoder: any Decoder) throws {
         let single = try decoder.singleValueContainer()

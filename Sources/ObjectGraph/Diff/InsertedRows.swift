@@ -251,8 +251,8 @@ extension ChangeRecorder {
                 push(k, rowID, slot: m, written: written)
             }
 
-            /// Ends the last open object's row: its members' runs after its values, or its values
-            /// cut after the last non-null one when it has none.
+            /// Ends the last open object's row: its values cut after the last non-null one, then its
+            /// members' runs (after every column when its plan says they must be).
             mutating func close() {
                 depth -= 1
                 // The container's text is taken out while it is written to (no copy is made).
@@ -271,10 +271,11 @@ extension ChangeRecorder {
 
             private mutating func end(_ object: Int, in text: inout JSONText) {
                 let count = open[object].memberCount
-                if count == 0 {
+                if count == 0 || kinds[chain[object].kind].plan.endsBeforeRelationships {
                     text.truncate(to: open[object].written)
-                } else {
-                    text.raw(",{")
+                }
+                if count > 0 {
+                    text.raw(text.lastByte == UInt8(ascii: "[") ? "{" : ",{")
                     // Relationships are numbered in name order.
                     // A few relationships at most: sorted in place by insertion.
                     var i = 1

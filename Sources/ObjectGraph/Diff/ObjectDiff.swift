@@ -480,9 +480,11 @@ extension ObjectDiff {
 /// `"rows": {"Category": {"columns": ["name", "lang", "position"], "id": ["programme", "name", "lang"]}}`.
 /// A node `{"change": "insert", "entityName": "Category", "rows": [["Movie", "en", 1], ...]}` then
 /// stands for one insert (or, with `"delete"`, one delete carrying its old values) per row: the
-/// row's values in column order (null: no value), and, when the object has references or owned
-/// members, one more element, its relationships as an `ObjectDiff` writes them; a row without one
-/// may end before its trailing nulls. Reading expands each row to the `ObjectDiff` the full form
+/// row's values in column order (null: no value) up to its last value, and, when the object has
+/// references or owned members, one more element, its relationships as an `ObjectDiff` writes
+/// them: an object that is not a tagged value (`DiffValue.isTaggedValue`), so it may come before
+/// the last column. (A writer that does not know this form writes every column first, which reads
+/// the same.) Reading expands each row to the `ObjectDiff` the full form
 /// would give: its identifier from its own columns, its references' identifiers, and (for a key
 /// that is neither) its owner's identifier, which the nesting gives.
 enum CompactRows {
@@ -553,13 +555,41 @@ struct NodeList: Decodable {
             while !rows.isAtEnd {
                 var row = try rows.nestedUnkeyedContainer()
                 var attributes: [String: AttributeChange] = [:]
-                // A row without relationships may end early: the columns after its end are null.
-                for column in form.columns where !row.isAtEnd {
-                    let value = try row.decode(DiffValue.self)
-                    if !value.isNull { attributes[column] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null) }
+                var relationships: [String: RelationshipDiff]?
+                // A row may end early, its relationships (if any) after its last value: the
+                // columns after it are null.
+                for column in form.columns where !row.isAtEnd && relationships == nil {
+                    switch try row.decode(RowElement.self) {
+                    case .value(let value):
+                        if !value.isNull { attributes[column] = change == .insert ? AttributeChange(old: .null, new: value) : AttributeChange(old: value, new: .null) }
+                    case .relationships(let map):
+                        relationships = map
+                    }
                 }
-                let relationships = row.isAtEnd ? [:] : try row.decode([String: RelationshipDiff].self)
-                nodes.append(ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships))
+                if relationships == nil && !row.isAtEnd { relationships = try row.decode([String: RelationshipDiff].self) }
+                nodes.append(ObjectDiff(entityName: entityName, id: [], change: change, attributes: attributes, relationships: relationships ?? [:]))
+            }
+        }
+    }
+
+    /// An element of a compact row before its last column: a value, or (an object that is not
+    /// a tagged value) the row's relationships.
+    private enum RowElement: Decodable {
+        case value(DiffValue)
+        case relationships([String: RelationshipDiff])
+
+        private struct Name: CodingKey {
+            var stringValue: String
+            var intValue: Int? { nil }
+            init(stringValue: String) { self.stringValue = stringValue }
+            init?(intValue: Int) { nil }
+        }
+
+        init(from decoder: any Decoder) throws {
+            if let object = try? decoder.container(keyedBy: Name.self), !DiffValue.isTaggedValue(memberNames: object.allKeys.map(\.stringValue)) {
+                self = .relationships(try [String: RelationshipDiff](from: decoder))
+            } else {
+                self = .value(try DiffValue(from: decoder))
             }
         }
     }
