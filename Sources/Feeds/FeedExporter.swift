@@ -204,11 +204,14 @@ public final class FeedExporter {
                     continue
                 }
                 if hidden && feedsWanting.isEmpty { continue }
-                let events = try self.events(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
-                for f in feedsWanting { f.events += events.filter(f.matches) }
-                if hidden || events.isEmpty { continue }
+                let programmes = try self.programmes(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
+                // Made here when filtered feeds take them, else by the writer.
+                let madeEvents = feedsWanting.isEmpty ? nil : programmes.events()
+                for f in feedsWanting { f.events += madeEvents!.filter(f.matches) }
+                if hidden || programmes.spans.isEmpty { continue }
                 let properties = properties(title, description: "TV programmes on \(title)", file: file, image: c["icon"].stringValue)
                 let job = FeedWriter.Job { [self] in
+                    let events = madeEvents ?? programmes.events()
                     var stream = ICalendarStream(properties: properties, expectedEvents: events.count)
                     var lastChange: Int64 = 0
                     for e in events {
@@ -395,64 +398,144 @@ public final class FeedExporter {
         Self.properties(options: options, name: name, description: description, file: file, image: image)
     }
 
-    /// The channel's programmes in the window, as calendar events, in start order. A programme
-    /// without a usable stop ends at the next later start, else after the default length: DTEND
-    /// is always after DTSTART.
+    /// The channel's programmes in the window, as calendar events, in start order.
     func events(of channel: ObjectID, xmltvId: String, location: String?, from windowStart: Int64, context: ObjectContext) throws -> [CalendarEvent] {
-        let programmes = try context.fetchAll(
+        try programmes(of: channel, xmltvId: xmltvId, location: location, from: windowStart, context: context).events()
+    }
+
+    /// The channel's programmes in the window as read, to be made calendar events (`events()`)
+    /// on any thread: the export reads the next channel while the feed writer's thread makes and
+    /// writes this one's.
+    func programmes(of channel: ObjectID, xmltvId: String, location: String?, from windowStart: Int64,
+                    context: ObjectContext) throws -> ChannelProgrammes {
+        // Read by position, no object per row: a full export reads every programme of the window.
+        let cursor = try context.fetch(
             "Programme",
             where: .and([.related("channel", channel), .compare("start", .greaterOrEqual, .date(windowStart - 86400))]),
             orderBy: [SortKey("start"), SortKey("clumpIndex")],
             keys: Self.programmeKeys)
+        var rows: [ProgrammeRow] = []
+        while try cursor.step() { rows.append(ProgrammeRow(rowID: cursor.rowID) { cursor.value(at: $0) }) }
         // One query per channel: every category of the channel's programmes in the window.
-        let categories = try Self.categories(of: programmes, in: context)
-        let defaultLength = max(options.defaultLength, 60)
-        var events: [CalendarEvent] = []
-        events.reserveCapacity(programmes.count)
-        // Walked backwards, so that the next later start (a clump shares its start) is known
-        // without a search.
-        var groupStart: Int64? = nil
-        var nextLaterStart: Int64? = nil
-        for p in programmes.reversed() {
-            guard let start = p["start"].integerValue else { continue }
-            if start != groupStart {
-                nextLaterStart = groupStart
-                groupStart = start
+        let categories = try Self.categories(of: rows.map(\.rowID), in: context)
+        return ChannelProgrammes(rows: rows, categories: categories, channelID: xmltvId, location: location, windowStart: windowStart,
+                                 defaultLength: max(options.defaultLength, 60), domain: options.uidDomain)
+    }
+
+    /// A channel's programmes in a window, read (`programmes(of:...)`), and what their events need besides.
+    struct ChannelProgrammes: Sendable {
+        let rows: [ProgrammeRow]
+        let categories: [Int64: [String]]
+        let channelID: String
+        let location: String?
+        let domain: String
+        /// The events' rows (indices into `rows`) and times, in start order. A programme without
+        /// a usable stop ends at the next later start, else after the default length: DTEND is
+        /// always after DTSTART. Those that end by the window's start are left out.
+        let spans: [(row: Int, start: Int64, end: Int64)]
+
+        init(rows: [ProgrammeRow], categories: [Int64: [String]], channelID: String, location: String?, windowStart: Int64,
+             defaultLength: Int64, domain: String) {
+            self.rows = rows
+            self.categories = categories
+            self.channelID = channelID
+            self.location = location
+            self.domain = domain
+            var spans: [(row: Int, start: Int64, end: Int64)] = []
+            spans.reserveCapacity(rows.count)
+            // Walked backwards, so that the next later start (a clump shares its start) is known
+            // without a search.
+            var groupStart: Int64? = nil
+            var nextLaterStart: Int64? = nil
+            for (i, p) in rows.enumerated().reversed() {
+                guard let start = p.start else { continue }
+                if start != groupStart {
+                    nextLaterStart = groupStart
+                    groupStart = start
+                }
+                var end = p.stop ?? start
+                if end <= start { end = nextLaterStart ?? start + defaultLength }
+                if end <= windowStart { continue }
+                spans.append((i, start, end))
             }
-            var end = p["stop"].integerValue ?? start
-            if end <= start { end = nextLaterStart ?? start + defaultLength }
-            if end <= windowStart { continue }
-            events.append(Self.event(p, channelID: xmltvId, start: start, end: end, location: location,
-                                     categories: categories[p.id.rowID] ?? [], domain: options.uidDomain))
+            spans.reverse()
+            self.spans = spans
         }
-        events.reverse()
-        return events
+
+        /// The calendar events, in start order.
+        func events() -> [CalendarEvent] {
+            spans.map { span in
+                let p = rows[span.row]
+                return FeedExporter.event(p, channelID: channelID, start: span.start, end: span.end, location: location,
+                                          categories: categories[p.rowID] ?? [], domain: domain)
+            }
+        }
+    }
+
+    /// The values of a programme that its event shows: `programmeKeys`, read by position.
+    struct ProgrammeRow: Sendable {
+        var rowID: Int64
+        var start: Int64?
+        var stop: Int64?
+        var clumpIndex: Int64
+        var title: String?
+        var subTitle: String?
+        var desc: String?
+        var season: Int64?
+        var episode: Int64?
+        var url: String?
+        var changedAt: Int64?
+        var sequence: Int64
+        var icon: String?
+        var images: String?
+
+        /// `value(i)` is the value of `programmeKeys[i]`.
+        init(rowID: Int64, _ value: (Int) -> Value) {
+            self.rowID = rowID
+            start = value(0).integerValue
+            stop = value(1).integerValue
+            clumpIndex = value(2).integerValue ?? 0
+            title = value(3).stringValue
+            subTitle = value(4).stringValue
+            desc = value(5).stringValue
+            season = value(6).integerValue
+            episode = value(7).integerValue
+            url = value(8).stringValue
+            changedAt = value(9).integerValue
+            sequence = value(10).integerValue ?? 0
+            icon = value(11).stringValue
+            images = value(12).stringValue
+        }
+
+        /// The row of an object fetched with `programmeKeys` first.
+        init(_ p: FetchedObject) {
+            self.init(rowID: p.id.rowID) { p.values[$0] }
+        }
     }
 
     /// The event of one programme, as every feed writes it (a channel's, a filtered one, a
     /// show's): the UID of its identity, SEQUENCE and LAST-MODIFIED from the feeds module's
-    /// bookkeeping. `p` holds the keys `programmeKeys`.
-    static func event(_ p: FetchedObject, channelID: String, start: Int64, end: Int64, location: String?,
+    /// bookkeeping.
+    static func event(_ p: ProgrammeRow, channelID: String, start: Int64, end: Int64, location: String?,
                       categories: [String], domain: String) -> CalendarEvent {
         CalendarEvent(
-            uid: ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: Int(p["clumpIndex"].integerValue ?? 0), domain: domain),
-            start: start, end: end, summary: summary(p), description: p["desc"].stringValue,
-            categories: categories, location: location, url: p["url"].stringValue,
-            image: ShownImage.programme(icon: p["icon"].stringValue, images: p["images"].stringValue),
-            stamp: p["changedAt"].integerValue ?? start, sequence: Int(p["sequence"].integerValue ?? 0))
+            uid: ProgrammeUID.make(channelID: channelID, start: start, clumpIndex: Int(p.clumpIndex), domain: domain),
+            start: start, end: end, summary: summary(p), description: p.desc,
+            categories: categories, location: location, url: p.url,
+            image: ShownImage.programme(icon: p.icon, images: p.images),
+            stamp: p.changedAt ?? start, sequence: Int(p.sequence))
     }
 
-    /// The programme keys `event` reads.
+    /// The programme keys `ProgrammeRow` reads, in its order.
     static let programmeKeys = ["start", "stop", "clumpIndex", "title", "subTitle", "desc", "season", "episode", "url", "changedAt", "sequence",
                                 "icon", "images"]
 
     /// Title, then the sub-title, then "S2 E5" (one-based) when known.
-    static func summary(_ p: FetchedObject) -> String {
-        var s = p["title"].stringValue ?? "(untitled)"
-        if let sub = p["subTitle"].stringValue, sub != s { s += ": " + sub }
-        let season = p["season"].integerValue, episode = p["episode"].integerValue
-        if season != nil || episode != nil {
-            s += " (" + [season.map { "S\($0)" }, episode.map { "E\($0)" }].compactMap { $0 }.joined(separator: " ") + ")"
+    static func summary(_ p: ProgrammeRow) -> String {
+        var s = p.title ?? "(untitled)"
+        if let sub = p.subTitle, sub != s { s += ": " + sub }
+        if p.season != nil || p.episode != nil {
+            s += " (" + [p.season.map { "S\($0)" }, p.episode.map { "E\($0)" }].compactMap { $0 }.joined(separator: " ") + ")"
         }
         return s
     }
@@ -564,14 +647,15 @@ public final class FeedExporter {
         }
     }
 
-    /// The categories of `programmes` in their order, by programme row id: one query for them all.
-    static func categories(of programmes: [FetchedObject], in context: ObjectContext) throws -> [Int64: [String]] {
+    /// The categories of the programmes of these row ids in their order, by programme row id:
+    /// one query for them all.
+    static func categories(of programmes: [Int64], in context: ObjectContext) throws -> [Int64: [String]] {
         var categories: [Int64: [String]] = [:]
         guard !programmes.isEmpty else { return categories }
-        let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0.id.rowID) }),
+        let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0) }),
                                        orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
-        while let c = try cursor.next() {
-            if let p = c["programme"].integerValue, let name = c["name"].stringValue { categories[p, default: []].append(name) }
+        while try cursor.step() {
+            if let p = cursor.integer(at: 0), let name = cursor.value(at: 1).stringValue { categories[p, default: []].append(name) }
         }
         return categories
     }

@@ -62,7 +62,7 @@ public enum ShowFeed {
             "Programme", where: .and([.compare("title", .equal, .string(title)),
                                       .or([.compare("stop", .greater, .date(now)), .compare("stop", .equal, .null)])]),
             keys: FeedExporter.programmeKeys + ["channel"])
-        let categories = try FeedExporter.categories(of: programmes, in: context)
+        let categories = try FeedExporter.categories(of: programmes.map(\.id.rowID), in: context)
         var events: [(event: CalendarEvent, channel: String, clump: Int64)] = []
         for p in programmes {
             guard let channelRow = p["channel"].integerValue, let channel = channels[channelRow], let start = p["start"].integerValue else { continue }
@@ -75,7 +75,7 @@ public enum ShowFeed {
                 if end <= start { continue }
             }
             guard end > now else { continue }
-            let event = FeedExporter.event(p, channelID: channel.id, start: start, end: end, location: channel.name,
+            let event = FeedExporter.event(FeedExporter.ProgrammeRow(p), channelID: channel.id, start: start, end: end, location: channel.name,
                                            categories: categories[p.id.rowID] ?? [], domain: options.uidDomain)
             events.append((event, channel.id, p["clumpIndex"].integerValue ?? 0))
         }
