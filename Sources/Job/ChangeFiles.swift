@@ -239,7 +239,12 @@ public enum ApplyCommand {
             // holds what the change left, so its inserted objects are deleted with what they own
             // without reading them from the file. Anything else, and the whole file is read and
             // every object checked.
-            if let writtenLast, try store.writeToken() == writtenLast,
+            // A change made to an empty store (a first import), nothing written since: the store
+            // is emptied, nothing read from the file.
+            if let writtenLast, try store.writeToken() == writtenLast, try ChangeRegister.wasMadeOnEmptyStore(entry, in: store),
+               let emptied = try UndoTransaction.runEmptying(store, writtenLast: writtenLast, onSuccess: undone) {
+                report = emptied
+            } else if let writtenLast, try store.writeToken() == writtenLast,
                let shallow = try? ChangeDocument(contentsOfFile: entry.path, readingInsertedMembers: false),
                let trusted = try UndoTransaction.runTrusted(shallow.inverted(), on: store, writtenLast: writtenLast, onSuccess: undone) {
                 report = trusted
@@ -375,6 +380,15 @@ public enum ChangeRegister {
 
     /// The write token recorded after the change of `entry`, when its file is still the one
     /// written then; nil otherwise (or for changes recorded before tokens).
+    /// The changes made to a store that held no object: undoing one with nothing written since
+    /// empties the store (`UndoTransaction.runEmptying`).
+    static let madeOnEmptyStore = SideTable(name: "_tvimport_changes_on_empty_store", key: "runID", columns: [])
+
+    /// Whether `entry` was recorded as made to a store that held no object.
+    static func wasMadeOnEmptyStore(_ entry: Entry, in store: Store) throws -> Bool {
+        try store.row(forKey: entry.runID, in: madeOnEmptyStore) != nil
+    }
+
     static func writeToken(of entry: Entry, in store: Store) throws -> String? {
         guard let row = try store.row(forKey: entry.runID, in: writes), let token = row["token"]?.stringValue,
               let file = fileIdentity(entry.path), row["fileSize"]?.integerValue == file.size, row["fileTime"]?.integerValue == file.time
@@ -386,9 +400,13 @@ public enum ChangeRegister {
     /// priorities the sources had before the change when it may have set one, and what it was.
     /// Every change undone before it can no longer be redone.
     public static func record(path: String, in store: Store, prioritiesBefore priorities: [String: Int]? = nil,
-                              kind: Kind? = nil, about: String? = nil) throws {
+                              kind: Kind? = nil, about: String? = nil, madeOnEmptyStore onEmpty: Bool = false) throws {
         let runID = String((path as NSString).lastPathComponent.dropLast(".json".count))
         try store.create(table)
+        if onEmpty {
+            try store.create(madeOnEmptyStore)
+            try store.save([:], forKey: runID, in: madeOnEmptyStore)
+        }
         let undone = try store.rows(in: table).filter { $0.value["undone"]?.boolValue == true }.keys
         if !undone.isEmpty {
             try store.create(notRedoable)
@@ -486,6 +504,23 @@ enum UndoTransaction {
     }
 
     private struct NotTrusted: Error {}
+
+    /// The undo of a change made to a store that held no object, trusting the store: every object
+    /// deleted at once, when the store still has the write token `writtenLast` in the
+    /// transaction (then it holds what the change made and nothing else). Nil (and nothing
+    /// changed) otherwise. The report counts the objects deleted: the objects the change made.
+    static func runEmptying(_ store: Store, writtenLast: String, onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport? {
+        do {
+            return try store.write { context in
+                guard try context.withDatabase({ try Store.writeToken(in: $0) }) == writtenLast else { throw NotTrusted() }
+                let deleted = try context.deleteEveryObject()
+                try onSuccess(context)
+                return ApplyReport(applied: deleted)
+            }.result
+        } catch is NotTrusted {
+            return nil
+        }
+    }
 
     /// `run` of a document read without its inserts' members (`ChangeDocument(contentsOfFile:readingInsertedMembers:)`),
     /// trusting the store: only when it still has the write token `writtenLast` in the

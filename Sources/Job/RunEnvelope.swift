@@ -48,6 +48,8 @@ final class RunEnvelope {
     var report: RunReport
     /// Every source's priority before the run, for the change file's inverse.
     private let prioritiesBefore: [String: Int]
+    /// Whether the store held no object before the run: its undo empties the store.
+    private let startedEmpty: Bool
     private var recording: ChangeFiles.Recording?
 
     private init(_ plan: Plan) throws {
@@ -57,6 +59,7 @@ final class RunEnvelope {
         if !plan.flags.dryRun, let config = plan.config { try StoreAccess.remember(modulesJSON: config.modulesJSON, in: store) }
         try FetchState.prepare(store)
         prioritiesBefore = (try? SourcePriorities.all(in: store)) ?? [:]
+        startedEmpty = (try? store.holdsNoObjects()) ?? false
         progress = Progress(quiet: !plan.flags.showsProgress)
         report = RunReport(dryRun: plan.flags.dryRun)
     }
@@ -94,7 +97,8 @@ final class RunEnvelope {
         guard let recording else { return nil }
         do {
             guard let file = try recording.finish() else { return nil }
-            try ChangeRegister.record(path: file, in: store, prioritiesBefore: prioritiesBefore, kind: kind, about: about())
+            try ChangeRegister.record(path: file, in: store, prioritiesBefore: prioritiesBefore, kind: kind, about: about(),
+                                      madeOnEmptyStore: startedEmpty)
             return file
         } catch {
             JobLog.logger.error("could not write the change file: \(error)")

@@ -207,6 +207,51 @@ struct OneTruthFixtureTests {
         #expect(try sqlite(box, "tv.sqlite", "SELECT count(*) FROM Programme") == "0")
     }
 
+    /// Every object of the model's tables, counted (side tables aside).
+    func objectCount(_ box: Sandbox, _ db: String) throws -> Int {
+        let tables = ["Channel", "Programme", "Credit", "Category", "SourceChannel", "SourceProgramme", "SourceCredit", "SourceCategory"]
+        return try Int(sqlite(box, db, "SELECT " + tables.map { "(SELECT count(*) FROM \($0))" }.joined(separator: " + "))) ?? -1
+    }
+
+    // Item 10: undoing a change made to an empty store (a first import, nothing written since)
+    // empties the store at once; it ends as checking every object against the file would, and
+    // never touches what another change made.
+    @Test func undoingAFirstImportEmptiesTheStoreAsCheckingEveryObjectWould() throws {
+        let box = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: box)
+        try write(Self.grabB, to: "b.xml", in: box)
+        func undoLine(_ db: String) throws -> Substring {
+            let r = box.undo(db: db)
+            #expect(r.status == 0, "\(r.stderr)")
+            return try #require(r.stdout.split(separator: ":").last)   // "N changes undone"
+        }
+        // Trusted: the store is emptied.
+        box.importing(["a.xml"], db: "fast.sqlite") { $0.source = "a"; $0.flags.quiet = true }
+        #expect(try objectCount(box, "fast.sqlite") > 1000)
+        #expect(try sqlite(box, "fast.sqlite", "SELECT count(*) FROM _tvimport_changes_on_empty_store") == "1")
+        let fast = try undoLine("fast.sqlite")
+        #expect(try objectCount(box, "fast.sqlite") == 0)
+        // The same import with its file touched since: every object is checked, then deleted.
+        let other = try Sandbox()
+        try write(Self.grabA, to: "a.xml", in: other)
+        other.importing(["a.xml"], db: "checked.sqlite") { $0.source = "a"; $0.flags.quiet = true }
+        let file = try #require(try FileManager.default.contentsOfDirectory(atPath: other.path("changes")).first)
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: other.path("changes/" + file))
+        let checkedUndo = other.undo(db: "checked.sqlite")
+        #expect(checkedUndo.status == 0, "\(checkedUndo.stderr)")
+        #expect(checkedUndo.stdout.split(separator: ":").last == fast, "\(checkedUndo.stdout) against \(fast)")
+        #expect(try objectCount(other, "checked.sqlite") == 0)
+        // A second source's import into a store that holds the first's: not made on an empty
+        // store, so its undo leaves the first source's guide as it was.
+        box.importing(["a.xml"], db: "two.sqlite") { $0.source = "a"; $0.flags.quiet = true }
+        let before = try guide(box, "two.sqlite")
+        box.importing(["b.xml"], db: "two.sqlite") { $0.source = "b"; $0.flags.quiet = true }
+        #expect(try sqlite(box, "two.sqlite", "SELECT count(*) FROM _tvimport_changes_on_empty_store") == "1")
+        _ = try undoLine("two.sqlite")
+        #expect(try guide(box, "two.sqlite") == before)
+        #expect(try objectCount(box, "two.sqlite") > 1000)
+    }
+
     // Item 9: an import that deletes a programme carrying a local edit says so.
     @Test func theReportNamesLocalEditsLostWithADeletedProgramme() throws {
         let box = try Sandbox()

@@ -36,7 +36,8 @@ public struct SideTable: Sendable, Hashable {
     }
 
     var selectSQL: String {
-        "SELECT \(columns.map { quote($0.name) }.joined(separator: ", ")) FROM \(quote(name)) WHERE \(quote(key)) = ?"
+        // A table of keys alone selects a constant: whether the row is there.
+        "SELECT \(columns.isEmpty ? "1" : columns.map { quote($0.name) }.joined(separator: ", ")) FROM \(quote(name)) WHERE \(quote(key)) = ?"
     }
 
     /// An upsert that writes nothing when the row already holds these values.
