@@ -651,11 +651,18 @@ public final class FeedExporter {
     /// one query for them all.
     static func categories(of programmes: [Int64], in context: ObjectContext) throws -> [Int64: [String]] {
         var categories: [Int64: [String]] = [:]
-        guard !programmes.isEmpty else { return categories }
-        let cursor = try context.fetch("Category", where: .isIn("programme", programmes.map { .integer($0) }),
-                                       orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
+        guard let low = programmes.min(), let high = programmes.max() else { return categories }
+        // A channel's programmes mostly have neighbouring row ids (an import inserts a channel's
+        // programmes together): then the range of their ids is read in the index's order, the
+        // others in it skipped, rather than each id looked up.
+        let wanted = Set(programmes)
+        let dense = high - low < 2 * Int64(programmes.count)
+        let predicate: ObjectPredicate = dense
+            ? .and([.compare("programme", .greaterOrEqual, .integer(low)), .compare("programme", .lessOrEqual, .integer(high))])
+            : .isIn("programme", programmes.map { .integer($0) })
+        let cursor = try context.fetch("Category", where: predicate, orderBy: [SortKey("programme"), SortKey("position")], keys: ["programme", "name"])
         while try cursor.step() {
-            if let p = cursor.integer(at: 0), let name = cursor.value(at: 1).stringValue { categories[p, default: []].append(name) }
+            if let p = cursor.integer(at: 0), wanted.contains(p), let name = cursor.value(at: 1).stringValue { categories[p, default: []].append(name) }
         }
         return categories
     }

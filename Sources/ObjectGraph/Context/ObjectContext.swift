@@ -1495,10 +1495,14 @@ extension Value {
     /// Column `index` of the current row of `statement`, read as `type` (dates and booleans are
     /// stored as integers).
     init(column index: Int32, of statement: OpaquePointer, type: AttributeType?) {
-        switch sqlite3_column_type(statement, index) {
+        // One call into the statement, then the value's own accessors: each `sqlite3_column_*`
+        // call takes the connection's mutex and checks the statement again, and a fetch makes
+        // one for every column of every row.
+        guard let value = sqlite3_column_value(statement, index) else { self = .null; return }
+        switch sqlite3_value_type(value) {
         case SQLITE_NULL: self = .null
         case SQLITE_INTEGER:
-            let i = sqlite3_column_int64(statement, index)
+            let i = sqlite3_value_int64(value)
             switch type {
             case .bool: self = .bool(i != 0)
             case .date: self = .date(i)
@@ -1506,15 +1510,16 @@ extension Value {
             default: self = .integer(i)
             }
         case SQLITE_FLOAT:
-            let d = sqlite3_column_double(statement, index)
+            let d = sqlite3_value_double(value)
             self = type == .integer ? .integer(Int64(d)) : .double(d)
         case SQLITE_TEXT:
-            let text = sqlite3_column_text(statement, index)
-            let count = Int(sqlite3_column_bytes(statement, index))
+            // The text first, then its length (SQLite's order: the length is of the form asked for).
+            let text = sqlite3_value_text(value)
+            let count = Int(sqlite3_value_bytes(value))
             self = .string(text.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? "")
         default:
-            let bytes = sqlite3_column_blob(statement, index)
-            let count = Int(sqlite3_column_bytes(statement, index))
+            let bytes = sqlite3_value_blob(value)
+            let count = Int(sqlite3_value_bytes(value))
             self = .data(bytes.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [])
         }
     }
