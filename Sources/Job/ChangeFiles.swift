@@ -378,8 +378,6 @@ public enum ChangeRegister {
         return (Int64(info.st_size), Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
     }
 
-    /// The write token recorded after the change of `entry`, when its file is still the one
-    /// written then; nil otherwise (or for changes recorded before tokens).
     /// The changes made to a store that held no object: undoing one with nothing written since
     /// empties the store (`UndoTransaction.runEmptying`).
     static let madeOnEmptyStore = SideTable(name: "_tvimport_changes_on_empty_store", key: "runID", columns: [])
@@ -389,6 +387,8 @@ public enum ChangeRegister {
         try store.row(forKey: entry.runID, in: madeOnEmptyStore) != nil
     }
 
+    /// The write token recorded after the change of `entry`, when its file is still the one
+    /// written then; nil otherwise (or for changes recorded before tokens).
     static func writeToken(of entry: Entry, in store: Store) throws -> String? {
         guard let row = try store.row(forKey: entry.runID, in: writes), let token = row["token"]?.stringValue,
               let file = fileIdentity(entry.path), row["fileSize"]?.integerValue == file.size, row["fileTime"]?.integerValue == file.time
