@@ -454,8 +454,9 @@ public final class FeedExporter {
                     groupStart = start
                 }
                 var end = p.stop ?? start
-                if end <= start { end = nextLaterStart ?? start + defaultLength }
-                if end <= windowStart { continue }
+                // Wrapping rather than trapping at the end of time: such an end is before the window.
+                if end <= start { end = nextLaterStart ?? start.addingReportingOverflow(defaultLength).partialValue }
+                if end <= windowStart || end <= start { continue }
                 spans.append((i, start, end))
             }
             spans.reverse()

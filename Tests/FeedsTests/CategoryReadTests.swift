@@ -39,3 +39,4 @@ import Testing
         }
     }
 }
+
