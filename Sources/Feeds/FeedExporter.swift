@@ -207,7 +207,7 @@ public final class FeedExporter {
                 let programmes = try self.programmes(of: c.id, xmltvId: xmltvId, location: title, from: windowStart, context: context)
                 // Made here when filtered feeds take them, else by the writer.
                 let madeEvents = feedsWanting.isEmpty ? nil : programmes.events()
-                for f in feedsWanting { f.events += madeEvents!.filter(f.matches) }
+                if let madeEvents { for f in feedsWanting { f.events += madeEvents.filter(f.matches) } }
                 if hidden || programmes.spans.isEmpty { continue }
                 let properties = properties(title, description: "TV programmes on \(title)", file: file, image: c["icon"].stringValue)
                 let job = FeedWriter.Job { [self] in

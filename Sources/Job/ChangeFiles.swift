@@ -236,15 +236,15 @@ public enum ApplyCommand {
         let report: ApplyReport
         do {
             // Nothing wrote since the change (the usual undo, right after an import): the store
-            // holds what the change left, so its inserted objects are deleted with what they own
-            // without reading them from the file. Anything else, and the whole file is read and
-            // every object checked.
-            // A change made to an empty store (a first import), nothing written since: the store
-            // is emptied, nothing read from the file.
-            if let writtenLast, try store.writeToken() == writtenLast, try ChangeRegister.wasMadeOnEmptyStore(entry, in: store),
+            // holds what the change left. Made to an empty store (a first import), the store is
+            // emptied; otherwise its inserted objects are deleted with what they own, read from
+            // the file only as a count. Anything else, and the whole file is read and every
+            // object checked.
+            let untouched = try writtenLast.map { try store.writeToken() == $0 } ?? false
+            if untouched, let writtenLast, try ChangeRegister.wasMadeOnEmptyStore(entry, in: store),
                let emptied = try UndoTransaction.runEmptying(store, writtenLast: writtenLast, onSuccess: undone) {
                 report = emptied
-            } else if let writtenLast, try store.writeToken() == writtenLast,
+            } else if untouched, let writtenLast,
                let shallow = try? ChangeDocument(contentsOfFile: entry.path, readingInsertedMembers: false),
                let trusted = try UndoTransaction.runTrusted(shallow.inverted(), on: store, writtenLast: writtenLast, onSuccess: undone) {
                 report = trusted

@@ -177,10 +177,9 @@ struct ChangeDocumentReader {
             values.removeAll(keepingCapacity: true)
             try json.readArray { json in
                 // A row may end before its last column, its relationships after its last value.
-                if try column < form.columns.count && !Self.isRowRelationships(&json) {
-                    let value = try Self.value(&json)
-                    if !value.isNull { values.append((column, value)) }
-                } else if column <= form.columns.count {
+                if column > form.columns.count {
+                    try json.skipValue()   // the decoder ignores what follows the relationships
+                } else if try Self.isRowRelationships(&json, column: column, of: form) {
                     column = form.columns.count
                     if change == .insert && !readsInsertedMembers {
                         unread = try countMembers(inRelationships: &json)
@@ -188,7 +187,8 @@ struct ChangeDocumentReader {
                         relationships = try relationshipMap(&json, required: true)
                     }
                 } else {
-                    try json.skipValue()   // the decoder ignores what follows the relationships
+                    let value = try Self.value(&json)
+                    if !value.isNull { values.append((column, value)) }
                 }
                 column += 1
             }
@@ -202,10 +202,12 @@ struct ChangeDocumentReader {
         }
     }
 
-    /// Whether the next element of a compact row is its relationships rather than a value: an
-    /// object that is not a tagged value (`DiffValue.isTaggedValue`). Reads nothing; looks no
-    /// further than the object's second member.
-    private static func isRowRelationships(_ json: inout JSONReader) throws -> Bool {
+    /// Whether the next element of a compact row, its `column`th, is its relationships rather
+    /// than a value: the element after the last column, or before it an object that is not a
+    /// tagged value (`DiffValue.isTaggedValue`). Reads nothing; looks no further than the
+    /// object's second member.
+    private static func isRowRelationships(_ json: inout JSONReader, column: Int, of form: CompactRows.Form) throws -> Bool {
+        if column >= form.columns.count { return column == form.columns.count }
         guard try json.peekKind() == .object else { return false }
         let start = json.offset
         defer { json.seek(to: start) }
@@ -309,7 +311,7 @@ struct ChangeDocumentReader {
                         var column = 0
                         guard try json.peekKind() == .array else { throw NotCountable() }
                         try json.readArray { json in
-                            if try column == form.columns.count || (column < form.columns.count && Self.isRowRelationships(&json)) {
+                            if try Self.isRowRelationships(&json, column: column, of: form) {
                                 column = form.columns.count
                                 count += try countMembers(inRelationships: &json)
                             } else {
