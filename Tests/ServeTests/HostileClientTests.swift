@@ -91,7 +91,7 @@ struct HostileClientTests {
         let box = try preparedSandbox()
         let marks = "a" + String(repeating: "\u{301}", count: 300_000)   // one character, 600 KB
         let amps = String(repeating: "&", count: 20_000)                   // 100 KB once escaped
-        let base = thisHour() - 3600
+        let base = guideStart
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<tv>\n<channel id=\"marks.test\"><display-name>\(marks)</display-name></channel>\n"
         for (i, title) in [marks, GuideText.escaped(amps), marks].enumerated() {
             let start = base + i * 3600

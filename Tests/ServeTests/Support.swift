@@ -131,8 +131,13 @@ func curl(_ url: String, method: String? = nil, headers: [String: String] = [:],
     return HTTPResult(status: Int(code) ?? 0, headers: headerMap, body: FileManager.default.contents(atPath: bodyFile) ?? Data())
 }
 
-/// The index of the programme on now in `makeGuide` (half-hour slots from an hour ago).
-func onNow() -> Int { (Int(Date().timeIntervalSince1970) - (thisHour() - 3600)) / 1800 }
+/// The index of the programme on now in `makeGuide` (half-hour slots from `guideStart`).
+func onNow() -> Int { (Int(Date().timeIntervalSince1970) - guideStart) / 1800 }
+
+/// Where `makeGuide`'s programmes start: the top of the hour before this process's first use of
+/// it, taken once, so a test that makes a guide before an hour turns and asks what is on after
+/// it still agrees with its guide (the guide covers six hours from here).
+let guideStart: Int = thisHour() - 3600
 
 /// The top of the current hour, in seconds.
 func thisHour() -> Int {
@@ -142,7 +147,7 @@ func thisHour() -> Int {
 
 /// A guide from an hour ago on: `alpha.test` with plain titles, `evil.test` with hostile ones.
 func makeGuide(titlePrefix: String = "Show", evilTitle: String = "<script>alert('x')</script> & \"quotes\"") -> String {
-    let base = Int64(thisHour() - 3600)
+    let base = Int64(guideStart)
     let evilDesc = "<desc>" + GuideText.escaped("<img src=x onerror=alert(1)>") + "</desc>"
     var programmes: [GuideText.Programme] = []
     for i in Int64(0)..<12 {
