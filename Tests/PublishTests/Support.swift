@@ -167,11 +167,18 @@ func md5Hex(_ data: Data) throws -> String {
     return String(r.output.prefix(32))
 }
 
-/// A small guide starting at the next full hour plus one: each channel with `programmes`
-/// half-hour programmes titled "<title of the channel> i".
-func makeGuide(_ channels: [String: String], programmes: Int = 4) -> String {
+/// The first programme start of the generated guides: the next full hour plus one, taken once
+/// per test process, so that the guides a test writes before and after an hour turns differ only
+/// where it meant them to.
+private let guideBase: Int64 = {
     let now = Int64(Date().timeIntervalSince1970)
-    let base = now - now % 3600 + 7200
+    return now - now % 3600 + 7200
+}()
+
+/// A small guide starting at `guideBase`: each channel with `programmes` half-hour programmes
+/// titled "<title of the channel> i".
+func makeGuide(_ channels: [String: String], programmes: Int = 4) -> String {
+    let base = guideBase
     let ids = channels.keys.sorted()
     return GuideText.document(
         channels: ids.map { .init($0, name: "Name of \($0)", lang: "en") },
