@@ -94,9 +94,8 @@ extension ImportPipeline {
 
         switch result {
         case .success(let report):
+            rememberSettings(of: source)
             if !options.dryRun {
-                rememberPriority(of: source)
-                rememberRules(of: source)
                 try? FetchState.save(store, source: source.name, url: "command: " + command.displayed, validators: HTTPValidators(), contentHash: meter.hash)
             }
             return outcome(report.changedAnything ? "applied" : "unchanged", .success, report: report)

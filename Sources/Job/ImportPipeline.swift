@@ -149,7 +149,7 @@ struct ImportPipeline {
         do {
             try beforeImport()
             let r = try importGuide(into: store, files: files, options: importOptions, dryRun: options.dryRun, overwritable: options.whitelists)
-            if !options.dryRun { rememberPriority(of: source); rememberRules(of: source) }
+            rememberSettings(of: source)
             if !options.dryRun, singleDownload, let (url, d) = downloads.first {
                 keepLastGood(d, source: source.name)
                 try? FetchState.save(store, source: source.name, url: url, validators: d.validators, contentHash: d.contentHash)
@@ -210,13 +210,22 @@ struct ImportPipeline {
         SourceSettings.changed(source.name, SourceSettings.fingerprint(of: source, options: options), in: store)
     }
 
-    func rememberRules(of source: SourceSpec) {
+    /// Remembers the priority and the rules the source was just applied with, for the imports
+    /// after it. A dry run does too inside `Store.dryRun`, so that its later sources see them as
+    /// the real run's would (they go with its rollback); a lone dry import does not.
+    func rememberSettings(of source: SourceSpec) {
+        guard !options.dryRun || store.isInDryRun else { return }
+        rememberPriority(of: source)
+        rememberRules(of: source)
+    }
+
+    private func rememberRules(of source: SourceSpec) {
         let fingerprint = SourceSettings.fingerprint(of: source, options: options)
         guard SourceSettings.changed(source.name, fingerprint, in: store) else { return }
         try? SourceSettings.remember(source.name, fingerprint, in: store)
     }
 
-    func rememberPriority(of source: SourceSpec) {
+    private func rememberPriority(of source: SourceSpec) {
         guard let priority = source.priority, priorityChanged(source) else { return }
         try? SourcePriorities.remember(priority, for: source.name, in: store)
     }

@@ -57,23 +57,23 @@ public struct NightlyJob {
 
         // The change file records the run's changes as the store makes them. Started only when
         // a source has something to import, so a night of 304s costs nothing.
-        for source in config.sources {
-            if StopSignal.requested {
-                envelope.report.sources.append(.init(name: source.name, status: "skipped", error: "stopped by a signal before it started", report: nil))
-                if status == .success { status = .tempFail }
-                continue
+        func importAndPrune() throws -> Int {
+            for source in config.sources {
+                if StopSignal.requested {
+                    envelope.report.sources.append(.init(name: source.name, status: "skipped", error: "stopped by a signal before it started", report: nil))
+                    if status == .success { status = .tempFail }
+                    continue
+                }
+                progress.show("\(source.name): fetching and importing…")
+                let outcome = pipeline.importSource(source.spec, beforeImport: envelope.startRecording)
+                progress.clear()
+                if outcome.status == "failed", status == .success { status = outcome.exitStatus }
+                envelope.report.sources.append(outcome.report)
             }
-            progress.show("\(source.name): fetching and importing…")
-            let outcome = pipeline.importSource(source.spec, beforeImport: envelope.startRecording)
-            progress.clear()
-            if outcome.status == "failed", status == .success { status = outcome.exitStatus }
-            envelope.report.sources.append(outcome.report)
+            return config.retentionDays > 0 ? try prune(store, beforeChange: envelope.startRecording).0 : 0
         }
-
-        var pruned = 0
-        if config.retentionDays > 0 {
-            (pruned, _) = try prune(store, beforeChange: envelope.startRecording)
-        }
+        // A dry run's sources each see what those before them would have done (`Store.dryRun`).
+        let pruned = dryRun ? try store.dryRun(importAndPrune) : try importAndPrune()
         let changeFile = envelope.finishRecording(kind: .run) {
             let applied = envelope.report.sources.filter { $0.status == "applied" }.map(\.name)
             return "the run of " + (applied.isEmpty ? "retention" : "source" + (applied.count == 1 ? " " : "s ") + applied.joined(separator: ", "))

@@ -7,7 +7,8 @@ import Testing
 /// One truth (README "Change files"): random sequences of whole commands, run as users run them
 /// (the `tvimport` binary: `run --config`, `import --config`, `edit --config`, `undo --config`,
 /// `apply` onto a copy, config changes of aliases, priorities and a timeshifted channel, new guide
-/// revisions), and after
+/// revisions, `run --dry-run`, which must change nothing and report what the `run` after it does),
+/// and after
 /// every step the database, the feeds and the XMLTV file the config names must equal what a fresh
 /// database gets from the same effective inputs: each source's last applied guide with the rules
 /// it was applied with, then the edits still in force. Every undo must also give back exactly
@@ -74,6 +75,13 @@ import Testing
         // of it applies at the next run, downloads unchanged (issue 38).
         ["run", "timeshift on", "run", "revise s1", "run", "undo", "timeshift off", "run", "undo"],
         ["timeshift on", "import s1 r0", "edit", "revise s1", "import s1", "undo", "undo", "timeshift off", "import s2"],
+        // A dry run touches nothing and reports what the run after it does: its sources see those
+        // before them as applied (each dry import was rolled back on its own: s2 showed c.tv
+        // again on a first run), with the priorities they were applied with (s3 resolved c.tv
+        // against s2's old priority)...
+        ["run", "priority s2 5", "revise s3", "dry-run"],
+        // ... on a first run, after a revision, a config change, an undo.
+        ["dry-run", "revise s2", "dry-run", "alias on", "priority s3 10", "dry-run", "undo", "dry-run"],
     ])
     func keptSequences(_ names: [String]) throws {
         let world = try World(seed: 99)
@@ -88,6 +96,8 @@ import Testing
 /// A step of a sequence.
 enum Operation: CustomStringConvertible, Equatable {
     case run
+    /// `run --dry-run`, then `run`: the dry run touches nothing, and reports what the run then does.
+    case dryRun
     case importSource(String, revision: Int?)
     case revise(String)
     case undo
@@ -105,6 +115,7 @@ enum Operation: CustomStringConvertible, Equatable {
         let w = text.split(separator: " ").map(String.init)
         switch w.first {
         case "run": self = .run
+        case "dry-run": self = .dryRun
         case "import": self = .importSource(w[1], revision: w.count > 2 ? Int(w[2].dropFirst()) : nil)
         case "revise": self = .revise(w[1])
         case "undo": self = .undo
@@ -122,6 +133,7 @@ enum Operation: CustomStringConvertible, Equatable {
     var description: String {
         switch self {
         case .run: "run"
+        case .dryRun: "dry-run"
         case let .importSource(s, r): "import \(s)" + (r.map { " r\($0)" } ?? "")
         case .revise(let s): "revise \(s)"
         case .undo: "undo"
@@ -184,8 +196,9 @@ final class World {
     func randomOperation() -> Operation {
         let s = Self.sources[random.next(3)]
         let channel = ["a.tv", "b.tv", "c.tv"][random.next(3)], value = ["Mine", "Ours", "Kitchen"][random.next(3)]
-        switch random.next(25) {
+        switch random.next(26) {
         case 0..<4: return .run
+        case 25: return .dryRun
         case 4..<7: return .importSource(s, revision: nil)
         case 7..<11: return .revise(s)
         case 11..<13: return undoStack.isEmpty ? .run : .undo
@@ -330,6 +343,19 @@ final class World {
             timeshift = on
             try writeConfig()
             return nil
+        case .dryRun:
+            let outputsBefore = outputBytes()
+            let dry = box.nightly(config: "config.json") { $0.flags.dryRun = true; $0.flags.json = true }
+            guard dry.status == 0 else { return "run --dry-run exited \(dry.status): \(dry.stderr)" }
+            if try dump(box.path("tv.sqlite")) != before { return "run --dry-run changed the database" }
+            if changeFiles() != changesBefore { return "run --dry-run wrote a change file" }
+            if outputBytes() != outputsBefore { return "run --dry-run changed the feeds or the XMLTV file" }
+            let real = box.nightly(config: "config.json") { $0.flags.json = true }
+            guard real.status == 0 else { return "run exited \(real.status): \(real.stderr)" }
+            let said = dry.stdout.replacingOccurrences(of: "\"dryRun\" : true", with: "\"dryRun\" : false")
+            if said != real.stdout { return "run --dry-run reported other changes than the run made:\n" + difference(said.components(separatedBy: "\n"), real.stdout.components(separatedBy: "\n")) }
+            for s in Self.sources { inputs.applied[s] = .init(revision: revision[s]!, priority: priorities[s]!, aliases: aliases) }
+            inputs.timeshift = timeshift
         case .run:
             let r = box.nightly(config: "config.json") { $0.flags.quiet = true }
             guard r.status == 0 else { return "run exited \(r.status): \(r.stderr)" }
@@ -390,6 +416,16 @@ final class World {
         let after = try dump(box.path("tv.sqlite"))
         if after != kept.dump { return failure + ":\n" + difference(kept.dump, after) }
         return try compareWithFreshRebuild()
+    }
+
+    /// Every file of the feed directory and the XMLTV file, by path.
+    func outputBytes() -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: box.path("feeds"))) ?? [] {
+            files["feeds/" + name] = box.bytes("feeds/" + name)
+        }
+        files["guide.xml"] = box.bytes("guide.xml")
+        return files
     }
 
     func changeFiles() -> Set<String> {

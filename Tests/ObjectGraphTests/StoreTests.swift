@@ -173,6 +173,39 @@ import Testing
         #expect(try store.read { try $0.count("Channel") } == 1)
     }
 
+    /// A dry run of several steps: each dry write sees the ones before it, a failing one leaves
+    /// nothing of its own, a write that is not dry is refused, and the database is as it was after
+    /// it (rows and write token); a write after it commits as usual.
+    @Test func aDryRunOfSeveralWritesSeesEachAndLeavesNothing() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        let channel = try store.write { try $0.insert("Channel", ["id": .string("bbc1"), "name": .string("BBC One")]) }.result
+        let token = try store.writeToken()
+        struct Refused: Error {}
+        let seen = try store.dryRun { () throws -> [Value] in
+            try store.write(dryRun: true) { try $0.update(channel, ["name": .string("BBC 1")]) }
+            try store.write(dryRun: true) { try $0.insert("Channel", ["id": .string("itv")]) }
+            #expect(throws: Refused.self) {
+                try store.write(dryRun: true) { context in
+                    try context.insert("Channel", ["id": .string("c4")])
+                    throw Refused()
+                }
+            }
+            #expect(throws: ObjectGraphError.self) { try store.write { try $0.insert("Channel", ["id": .string("five")]) } }
+            return try store.read { context in
+                try context.fetchAll("Channel", where: .all, orderBy: [SortKey("id")], keys: ["id", "name"]).flatMap { $0.values }
+            }
+        }
+        #expect(seen == [.string("bbc1"), .string("BBC 1"), .string("itv"), .null], "\(seen)")
+        #expect(try store.read { try $0.count("Channel", where: .all) } == 1)
+        #expect(try store.read { try $0.object(channel)?["name"] } == .string("BBC One"))
+        #expect(try store.writeToken() == token)
+        try store.write { try $0.insert("Channel", ["id": .string("itv")]) }
+        #expect(try store.read { try $0.count("Channel", where: .all) } == 2)
+        #expect(try store.writeToken() != token)
+    }
+
     /// The write token (`Store.writeToken`) tells `undo` whether anything wrote after a change:
     /// every transaction of the library that writes a row sets a new one, one that writes nothing
     /// leaves the database as it was, and any other writer (here GRDB on a connection of its own,

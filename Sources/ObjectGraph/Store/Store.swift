@@ -29,6 +29,8 @@ public final class Store: Sendable {
         _ = Self.memoryStatisticsOff
         var config = Configuration()
         config.foreignKeysEnabled = true
+        // `dryRun(_:)` keeps a transaction open across accesses (`write` and `read` check the rest).
+        config.allowsUnsafeTransactions = true
         // A reader (`status`) waits for a nightly write instead of failing at once.
         config.busyMode = .timeout(TimeInterval(Self.busyTimeoutMilliseconds) / 1000)
         config.readonly = readOnly
@@ -65,6 +67,7 @@ public final class Store: Sendable {
         _ = memoryStatisticsOff
         var config = Configuration()
         config.foreignKeysEnabled = true
+        config.allowsUnsafeTransactions = true   // `dryRun(_:)`
         config.prepareDatabase { db in
             Self.leaveTriggersToOthers(db)
             if let pageSize { try db.execute(sql: "PRAGMA page_size = \(pageSize)") }
@@ -90,7 +93,7 @@ public final class Store: Sendable {
     // the triggers, so that an import pays nothing for them.
 
     private static let writeTokenKey = "writes"
-    private let lastToken = TokenBox()
+    private let lastToken = Locked<String?>(nil)
 
     /// The token of the last transaction this store committed (nil before the first one).
     public var lastWriteToken: String? { lastToken.value }
@@ -189,6 +192,19 @@ public final class Store: Sendable {
         let observers = observerBox.all
         do {
         try queue.writeWithoutTransaction { db in
+            if dryRunOpen.value {
+                // Inside `dryRun(_:)`: kept for the writes after this one, rolled back with it.
+                guard dryRun else { throw ObjectGraphError.invalidOperation("a write inside a dry run must be a dry run") }
+                try db.inSavepoint {
+                    let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
+                    let result = try body(context)
+                    try context.processPendingChanges()
+                    outcome = (result, context.summary)
+                    return .commit
+                }
+                return
+            }
+            guard !db.isInsideTransaction else { throw ObjectGraphError.invalidOperation("a transaction was left open") }
             let rollbackJournal = journal == .rollback && !dryRun && leaveWriteAheadLog(db)
             defer { if rollbackJournal { returnToWriteAheadLog(db) } }
             try db.inTransaction(.immediate) {
@@ -213,6 +229,32 @@ public final class Store: Sendable {
             if dryRun { observer.contextDidRollBack() } else { observer.contextDidSave(summary) }
         }
         return (result, summary)
+    }
+
+    // MARK: Dry runs of several steps
+
+    private let dryRunOpen = Locked(false)
+
+    /// Whether `dryRun(_:)` is running: what is written now goes with its rollback.
+    public var isInDryRun: Bool { dryRunOpen.value }
+
+    /// Runs `body` in one transaction that is always rolled back. Every write in it must be a dry
+    /// run (`write(dryRun: true)`), and each keeps its changes there (a savepoint) for the reads and
+    /// writes after it: a dry run of several steps (a night's sources, then retention) sees what
+    /// each step before it would have done, as the real run would, and leaves the database as it
+    /// was. The transaction holds the write lock from its start to its end: taken later, it could
+    /// meet a commit made since its first read, and fail.
+    public func dryRun<T>(_ body: () throws -> T) throws -> T {
+        try queue.writeWithoutTransaction { db in
+            guard !db.isInsideTransaction else { throw ObjectGraphError.invalidOperation("a dry run inside a transaction") }
+            try db.beginTransaction(.immediate)
+        }
+        dryRunOpen.value = true
+        defer {
+            dryRunOpen.value = false
+            try? queue.writeWithoutTransaction { db in if db.isInsideTransaction { try db.rollback() } }
+        }
+        return try body()
     }
 
     /// Runs `body` with a read-only context.
@@ -344,12 +386,14 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-private final class TokenBox: @unchecked Sendable {
+/// A value that several threads read and set.
+private final class Locked<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private var token: String?
-    var value: String? {
-        get { lock.withLock { token } }
-        set { lock.withLock { token = newValue } }
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }
 
