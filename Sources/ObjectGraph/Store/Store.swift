@@ -29,7 +29,7 @@ public final class Store: Sendable {
         _ = Self.memoryStatisticsOff
         var config = Configuration()
         config.foreignKeysEnabled = true
-        // `dryRun(_:)` keeps a transaction open across accesses (`write` and `read` check the rest).
+        // `dryRun(_:)` keeps a transaction open across accesses; `write` refuses to begin inside any other.
         config.allowsUnsafeTransactions = true
         // A reader (`status`) waits for a nightly write instead of failing at once.
         config.busyMode = .timeout(TimeInterval(Self.busyTimeoutMilliseconds) / 1000)
