@@ -192,16 +192,16 @@ public final class Store: Sendable {
         let observers = observerBox.all
         do {
         try queue.writeWithoutTransaction { db in
+            func runBody() throws {
+                let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
+                let result = try body(context)
+                try context.processPendingChanges()
+                outcome = (result, context.summary)
+            }
             if dryRunOpen.value {
                 // Inside `dryRun(_:)`: kept for the writes after this one, rolled back with it.
                 guard dryRun else { throw ObjectGraphError.invalidOperation("a write inside a dry run must be a dry run") }
-                try db.inSavepoint {
-                    let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
-                    let result = try body(context)
-                    try context.processPendingChanges()
-                    outcome = (result, context.summary)
-                    return .commit
-                }
+                try db.inSavepoint { try runBody(); return .commit }
                 return
             }
             guard !db.isInsideTransaction else { throw ObjectGraphError.invalidOperation("a transaction was left open") }
@@ -209,10 +209,7 @@ public final class Store: Sendable {
             defer { if rollbackJournal { returnToWriteAheadLog(db) } }
             try db.inTransaction(.immediate) {
                 let changesBefore = db.totalChangesCount
-                let context = ObjectContext(db: db, store: self, observers: observers, recordChanges: recordChanges)
-                let result = try body(context)
-                try context.processPendingChanges()
-                outcome = (result, context.summary)
+                try runBody()
                 if dryRun { return .rollback }
                 // A transaction that wrote no row leaves the database as it was, byte for byte.
                 if db.totalChangesCount != changesBefore { token = try Self.setNewWriteToken(db) }
