@@ -57,7 +57,7 @@ public enum ShowFeed {
         for c in try context.fetchAll("Channel", where: .compare("hidden", .equal, .bool(false)), keys: ["xmltvId", "displayName", "customName"]) {
             channels[c.id.rowID] = (c["xmltvId"].stringValue ?? "", FeedExporter.channelName(c))
         }
-        // `stop` is indexed: what has not ended, and what has no stop (its end is the next start).
+        // What has not ended, and what has no stop (its end is the next start).
         let programmes = try context.fetchAll(
             "Programme", where: .and([.compare("title", .equal, .string(title)),
                                       .or([.compare("stop", .greater, .date(now)), .compare("stop", .equal, .null)])]),

@@ -281,7 +281,7 @@ public enum ApplyCommand {
     static func run(_ document: ChangeDocument, on store: Store, dryRun: Bool, what: String) throws -> (output: String, status: ExitStatus) {
         let report: ApplyReport
         do {
-            guard document.model == store.fingerprint else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
+            guard store.acceptedFingerprints.contains(document.model) else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
             report = try store.write(dryRun: dryRun) { context in
                 let report = try document.apply(in: context)
                 if report.applied > 0 { try FetchState.forgetAll(in: context) }
@@ -488,7 +488,7 @@ enum UndoTransaction {
     /// (undoing a first import at the speed of the import, issue 33).
     static func run(_ document: ChangeDocument, on store: Store, unlessWrittenSince writtenLast: String? = nil,
                     onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport {
-        guard document.model == store.fingerprint else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
+        guard store.acceptedFingerprints.contains(document.model) else { throw DiffError.modelMismatch(expected: document.model, found: store.fingerprint) }
         do {
             return try store.write { context in
                 // Read in the transaction: nothing can write between this and the changes.
@@ -528,7 +528,7 @@ enum UndoTransaction {
     /// the caller reads the whole file and checks.
     static func runTrusted(_ document: ChangeDocument, on store: Store, writtenLast: String,
                            onSuccess: (ObjectContext) throws -> Void) throws -> ApplyReport? {
-        guard document.model == store.fingerprint else { return nil }
+        guard store.acceptedFingerprints.contains(document.model) else { return nil }
         do {
             return try store.write { context in
                 guard try context.withDatabase({ try Store.writeToken(in: $0) }) == writtenLast else { throw NotTrusted() }

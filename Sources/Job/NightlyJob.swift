@@ -147,22 +147,38 @@ public struct NightlyJob {
     /// how many, and their channels.
     func prune(_ store: Store, beforeChange: () throws -> Void) throws -> (Int, Set<String>) {
         let cutoff = now - Int64(config.retentionDays) * 86400
-        let old = ObjectPredicate.compare("stop", .less, .date(cutoff))
-        let count = try store.read { try $0.count("Programme", where: old) }
-        // Sources' own rows age out with the shown ones, so that no later resolution brings them back.
-        let sourceRows = try store.read { try $0.count("SourceProgramme", where: old) }
+        let (count, sourceRows) = try store.read { context in
+            // Sources' own rows age out with the shown ones, so that no later resolution brings them back.
+            (try Self.ended(before: cutoff, in: context, entity: "Programme", channelEntity: "Channel").reduce(0) { $0 + $1.1.count },
+             try Self.ended(before: cutoff, in: context, entity: "SourceProgramme", channelEntity: "SourceChannel").reduce(0) { $0 + $1.1.count })
+        }
         guard count > 0 || sourceRows > 0 else { return (0, []) }
         try beforeChange()
         return try store.write(dryRun: flags.dryRun) { context -> (Int, Set<String>) in
-            for p in try context.fetchAll("SourceProgramme", where: old, keys: []) { try context.delete(p.id) }
-            var channels = Set<Int64>()
-            for p in try context.fetchAll("Programme", where: old, keys: ["channel"]) {
-                if let c = p.related("channel") { channels.insert(c.rowID) }
-                try context.delete(p.id)
+            for (_, programmes) in try Self.ended(before: cutoff, in: context, entity: "SourceProgramme", channelEntity: "SourceChannel") {
+                for p in programmes { try context.delete(p) }
             }
-            let ids = try channels.compactMap { try context.object(ObjectID(entity: "Channel", rowID: $0), keys: ["xmltvId"])?["xmltvId"].stringValue }
-            return (count, Set(ids))
+            var channels = Set<String>()
+            for (channel, programmes) in try Self.ended(before: cutoff, in: context, entity: "Programme", channelEntity: "Channel") {
+                for p in programmes { try context.delete(p) }
+                channels.insert(channel)
+            }
+            return (count, channels)
         }.result
+    }
+
+    /// The programmes of `entity` that ended before `cutoff`, by the XMLTV id of their channel (an
+    /// `channelEntity`), channels with none left out. `stop` has no index (Sources/Listings/TVModel.swift):
+    /// a programme never ends before it starts (the import repairs or drops such a stop), so a
+    /// channel's are among those its identity index finds starting before the cutoff.
+    static func ended(before cutoff: Int64, in context: ObjectContext, entity: String, channelEntity: String) throws -> [(String, [ObjectID])] {
+        var ended: [(String, [ObjectID])] = []
+        for channel in try context.fetchAll(channelEntity, keys: ["xmltvId"]) {
+            let programmes = try context.fetchAll(entity, where: .and([.related("channel", channel.id), .compare("start", .less, .date(cutoff)),
+                                                                      .compare("stop", .less, .date(cutoff))]), keys: [])
+            if !programmes.isEmpty { ended.append((channel["xmltvId"].stringValue ?? "", programmes.map(\.id))) }
+        }
+        return ended
     }
 }
 

@@ -150,6 +150,82 @@ import Testing
         #expect(reasons.first?.contains("TEXT") == true && reasons.first?.contains("INTEGER") == true)
     }
 
+    /// An attribute that loses its index loses it in the file too (it would cost every write),
+    /// one that gains it gets it; a user's own index (named otherwise) and the rows stay.
+    @Test func anIndexTheModelNoLongerDeclaresIsDroppedAndANewOneMade() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        func model(indexing name: Bool) throws -> ObjectModel {
+            try ObjectModel(merging: [ModelModule("Listings", entities: [
+                EntityDescription("Channel", identifier: ["id"], attributes: [
+                    AttributeDescription("id", .string, optional: false),
+                    AttributeDescription("name", .string, userInfo: name ? [UserInfoKey.index: "true"] : [:]),
+                ]),
+            ])])
+        }
+        func indexes(_ store: Store) throws -> [String] {
+            try store.withDatabase { db in
+                try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Channel' AND name NOT LIKE 'sqlite%' ORDER BY name")
+            }
+        }
+        do {
+            let store = try Store(path: file.path, model: model(indexing: true))
+            try store.write { try $0.insert("Channel", ["id": .string("bbc1"), "name": .string("BBC One")]) }
+            try store.withDatabase { try $0.execute(sql: "CREATE INDEX \"ByName\" ON \"Channel\" (\"name\", \"id\")") }
+            #expect(try indexes(store) == ["ByName", "Channel_identity", "Channel_name"])
+        }
+        do {
+            let store = try Store(path: file.path, model: model(indexing: false))
+            #expect(try indexes(store) == ["ByName", "Channel_identity"])
+            #expect(try store.read { try $0.count("Channel") } == 1)
+        }
+        let store = try Store(path: file.path, model: model(indexing: true))
+        #expect(try indexes(store) == ["ByName", "Channel_identity", "Channel_name"])
+        #expect(try store.read { try $0.first("Channel", where: .compare("name", .equal, .string("BBC One"))) } != nil)
+    }
+
+    /// A change document of the model a store had before a release that only dropped or added
+    /// an index still applies (the last night's undo survives the upgrade); once a column is
+    /// added, documents of the models before it are refused.
+    @Test func aChangeOfAModelThatDifferedInIndexesAloneStillApplies() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        func model(indexing name: Bool, extra: Bool = false) throws -> ObjectModel {
+            try ObjectModel(merging: [ModelModule("Listings", entities: [
+                EntityDescription("Channel", identifier: ["id"], attributes: [
+                    AttributeDescription("id", .string, optional: false),
+                    AttributeDescription("name", .string, userInfo: name ? [UserInfoKey.index: "true"] : [:]),
+                ] + (extra ? [AttributeDescription("position", .integer)] : [])),
+            ])])
+        }
+        let indexed = try model(indexing: true)
+        // A change made under the indexed model: BBC One inserted.
+        let empty = try Store.inMemory(model: indexed), one = try Store.inMemory(model: indexed)
+        try one.write { try $0.insert("Channel", ["id": .string("bbc1"), "name": .string("BBC One")]) }
+        let document = try GraphDiff(model: indexed).diff(from: empty, to: one)
+        do {
+            let store = try Store(path: file.path, model: indexed)
+            #expect(store.acceptedFingerprints == [document.model])
+        }
+        do {
+            let store = try Store(path: file.path, model: model(indexing: false))
+            #expect(store.fingerprint != document.model)
+            #expect(store.acceptedFingerprints == [store.fingerprint, document.model])
+            #expect(try document.apply(to: store, dryRun: true).conflicts.isEmpty)
+            let report = try store.write { context in try document.apply(in: context) }.result
+            #expect(report.conflicts.isEmpty)
+            #expect(try store.read { try $0.count("Channel") } == 1)
+        }
+        do {
+            // Reopened with the same model: nothing forgotten.
+            let store = try Store(path: file.path, model: model(indexing: false))
+            #expect(store.acceptedFingerprints.contains(document.model))
+        }
+        let store = try Store(path: file.path, model: model(indexing: false, extra: true))
+        #expect(store.acceptedFingerprints == [store.fingerprint])
+        #expect(throws: DiffError.self) { try document.apply(to: store, dryRun: true) }
+    }
+
     @Test func reopeningWithTheSameModelChangesNothing() throws {
         let file = try TemporaryDatabase()
         defer { file.cleanUp() }

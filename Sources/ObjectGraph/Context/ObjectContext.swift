@@ -146,6 +146,8 @@ public final class ObjectCursor {
 public final class ObjectContext {
     /// The model of the context's store.
     public let model: ObjectModel
+    /// The model fingerprints whose change documents apply here (`Store.acceptedFingerprints`).
+    public let acceptedFingerprints: Set<String>
     let db: Database
     private(set) var observers: [any ContextObserver]
     let recordChanges: Bool
@@ -174,6 +176,7 @@ public final class ObjectContext {
     init(db: Database, store: Store, observers: [any ContextObserver], recordChanges: Bool) {
         self.db = db
         self.model = store.model
+        acceptedFingerprints = store.acceptedFingerprints
         self.observers = observers
         self.recordChanges = recordChanges
         interests = observers.map { $0.observedChanges(in: store.model) }

@@ -69,7 +69,7 @@ extension ChangeDocument {
     /// never aborts the transaction; an error (a model mismatch, a malformed identifier, SQLite)
     /// rolls it all back.
     public func apply(to store: Store, dryRun: Bool = false) throws -> ApplyReport {
-        guard model == store.fingerprint else { throw DiffError.modelMismatch(expected: model, found: store.fingerprint) }
+        guard store.acceptedFingerprints.contains(model) else { throw DiffError.modelMismatch(expected: model, found: store.fingerprint) }
         return try store.write(dryRun: dryRun) { context in try apply(in: context) }.result
     }
 
@@ -85,8 +85,7 @@ extension ChangeDocument {
     /// `apply(in:)`; without `readingSubtreesInBulk`, deletes are checked object by object, as
     /// before `SubtreeRows` (tests compare the two).
     func apply(in context: ObjectContext, readingSubtreesInBulk: Bool, storeIsAsExpected: Bool = false) throws -> ApplyReport {
-        let found = context.model.schemaFingerprint
-        guard model == found else { throw DiffError.modelMismatch(expected: model, found: found) }
+        guard context.acceptedFingerprints.contains(model) else { throw DiffError.modelMismatch(expected: model, found: context.model.schemaFingerprint) }
         let applier = Applier(context: context, schema: try DiffSchema(model: context.model, excluding: Set(excluded)))
         applier.readsSubtreesInBulk = readingSubtreesInBulk
         applier.trustsOldValues = storeIsAsExpected

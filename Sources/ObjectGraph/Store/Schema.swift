@@ -52,6 +52,19 @@ struct Schema: Sendable, Hashable {
 
     var fingerprint: String { FNV1a.hex(canonicalText) }
 
+    /// `canonicalText` (this model's or one stored by an earlier one) without the indexes: what
+    /// decides the rows alone.
+    static func rowsText(_ canonicalText: String) -> String {
+        canonicalText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
+            // A table's line ends with its index list (entity names are identifiers: no " index(" in them).
+            let marker = Array(" index(".utf8), bytes = Array(line.utf8)
+            guard line.hasPrefix("table "), bytes.count >= marker.count,
+                  let at = (0...(bytes.count - marker.count)).last(where: { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
+            else { return line }
+            return Substring(String(decoding: bytes[..<at], as: UTF8.self))
+        }.joined(separator: "\n")
+    }
+
     static func createTableSQL(_ t: Table) -> String {
         // AUTOINCREMENT: a row id is never reused, so a change set that deletes one object and
         // inserts another in the same transaction can never mistake one for the other.
@@ -71,13 +84,24 @@ struct Schema: Sendable, Hashable {
     static func indexSQL(_ t: Table) -> [String] {
         var sql: [String] = []
         if !t.uniqueKeys.isEmpty {
-            sql.append("CREATE UNIQUE INDEX IF NOT EXISTS \(quote("\(t.name)_identity")) ON \(quote(t.name)) (\(t.uniqueKeys.map(quote).joined(separator: ", ")))")
+            sql.append("CREATE UNIQUE INDEX IF NOT EXISTS \(quote(identityIndexName(t))) ON \(quote(t.name)) (\(t.uniqueKeys.map(quote).joined(separator: ", ")))")
         }
-        for c in t.indexed where !(t.uniqueKeys.first == c) {
-            sql.append("CREATE INDEX IF NOT EXISTS \(quote("\(t.name)_\(c)")) ON \(quote(t.name)) (\(quote(c)))")
+        for c in columnIndexed(t) {
+            sql.append("CREATE INDEX IF NOT EXISTS \(quote(indexName(t, c))) ON \(quote(t.name)) (\(quote(c)))")
         }
         return sql
     }
+
+    /// The names of the indexes `indexSQL` makes: every index of a table named `TABLE_…` is
+    /// the schema's, so one no longer among them is dropped by a migration.
+    static func indexNames(_ t: Table) -> Set<String> {
+        Set((t.uniqueKeys.isEmpty ? [] : [identityIndexName(t)]) + columnIndexed(t).map { indexName(t, $0) })
+    }
+
+    private static func identityIndexName(_ t: Table) -> String { "\(t.name)_identity" }
+    private static func indexName(_ t: Table, _ column: String) -> String { "\(t.name)_\(column)" }
+    /// The identity index serves a column that leads it.
+    private static func columnIndexed(_ t: Table) -> [String] { t.indexed.filter { t.uniqueKeys.first != $0 } }
 
     static func literal(_ v: Value) -> String {
         switch v {

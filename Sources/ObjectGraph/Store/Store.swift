@@ -81,6 +81,10 @@ public final class Store: Sendable {
         self.model = model
         self.schema = Schema(model: model)
         try migrate(readOnly: readOnly)
+        sameRowFingerprints.value = try queue.read { db in
+            Set((try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = ?", arguments: [Self.sameRowsKey]) ?? "")
+                .split(separator: " ").map(String.init))
+        }
     }
 
     // MARK: Writes since
@@ -139,6 +143,12 @@ public final class Store: Sendable {
 
     /// The fingerprint of the model's schema, as stored in the database.
     public var fingerprint: String { schema.fingerprint }
+
+    /// The fingerprints whose change files apply to this store: its own and those of the earlier
+    /// models it was migrated from that differed from it in indexes only (their rows are the
+    /// same: a release that drops or adds an index leaves the last night's undo working).
+    public var acceptedFingerprints: Set<String> { sameRowFingerprints.value.union([schema.fingerprint]) }
+    private let sameRowFingerprints = Locked<Set<String>>([])
 
     // MARK: Observers
 
@@ -311,6 +321,8 @@ public final class Store: Sendable {
     // MARK: Schema
 
     private static let metaTable = "_tvimport_meta"
+    /// The meta key of `acceptedFingerprints`' earlier ones, space-separated.
+    private static let sameRowsKey = "sameRowsAs"
 
     private func migrate(readOnly: Bool) throws {
         let schema = self.schema
@@ -354,6 +366,14 @@ public final class Store: Sendable {
                             reasons.append("\(table.name).\(name) exists in the database but no module of the model declares it (was a module removed from the config?)")
                         }
                     }
+                    if exists {
+                        // An index the model no longer declares (an attribute that lost its index) costs every write.
+                        let kept = Schema.indexNames(table)
+                        for name in try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?", arguments: [table.name])
+                        where name.hasPrefix(table.name + "_") && !kept.contains(name) {
+                            statements.append("DROP INDEX \(quote(name))")
+                        }
+                    }
                     statements += Schema.indexSQL(table)
                 }
                 let modelTables = Set(schema.tables.map(\.name))
@@ -364,8 +384,16 @@ public final class Store: Sendable {
                 if !reasons.isEmpty { throw ObjectGraphError.incompatibleStore(path: path, reasons: reasons) }
                 for table in schema.tables { statements += Self.writeTriggerSQL(table.name) }
                 for sql in statements { try db.execute(sql: sql) }
-                try db.execute(sql: "INSERT OR REPLACE INTO \(quote(Self.metaTable)) (key, value) VALUES ('fingerprint', ?), ('schema', ?)",
-                               arguments: [schema.fingerprint, schema.canonicalText])
+                // The model before this one had the same rows when only indexes differ: its change
+                // files (and those of the models it had the same rows as) still apply.
+                var sameRows: [String] = []
+                if let stored, let storedText = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'schema'"),
+                   Schema.rowsText(storedText) == Schema.rowsText(schema.canonicalText) {
+                    let earlier = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = ?", arguments: [Self.sameRowsKey]) ?? ""
+                    sameRows = earlier.split(separator: " ").map(String.init).filter { $0 != schema.fingerprint } + [stored]
+                }
+                try db.execute(sql: "INSERT OR REPLACE INTO \(quote(Self.metaTable)) (key, value) VALUES ('fingerprint', ?), ('schema', ?), (?, ?)",
+                               arguments: [schema.fingerprint, schema.canonicalText, Self.sameRowsKey, sameRows.joined(separator: " ")])
                 return .commit
             }
         }
