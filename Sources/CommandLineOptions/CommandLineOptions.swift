@@ -36,7 +36,7 @@ private func end(printing output: String, _ status: ExitStatus) -> Never {
 }
 
 private func end(reporting error: any Error) -> Never {
-    if let error = error as? JobError {
+    if let error = error as? JobError ?? JobError(error) {
         JobLog.failure(error.message)
         exit(error.status.rawValue)
     }

@@ -1,4 +1,5 @@
 import Merge
+import ObjectGraph
 import XMLTVImport
 
 /// The exit codes of the user contract (docs/design.md#user-contract), sysexits.
@@ -22,6 +23,13 @@ public struct JobError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
     public var description: String { message }
+
+    /// An error of a lower layer that has an exit status of its own, as a `JobError`; nil for
+    /// any other. A busy database is 75: try again later.
+    public init?(_ error: any Error) {
+        guard let error = error as? StoreError, case .busy = error else { return nil }
+        self.init(.tempFail, error.description)
+    }
 }
 
 extension ExitStatus {

@@ -481,7 +481,9 @@ struct ModelPages: Sendable {
                 edit.changesDirectory = changes
                 _ = try edit.run()
             }
-        } catch let error as JobError {
+        } catch {
+            // A busy database (a run holding it) is a conflict to try again, as a held lock is.
+            guard let error = error as? JobError ?? JobError(error) else { throw error }
             state.metrics.countEdit(failed: true)
             let status: HTTPResponse.Status = error.status == .tempFail ? .conflict : .badRequest
             return try await detail(request, entityName: concrete.name, rawID: Substring("%23\(object.id.rowID)"), message: (error.message, true), status: status)
@@ -524,7 +526,8 @@ struct ModelPages: Sendable {
                 redo ? try ApplyCommand.redo(database: database) : try ApplyCommand.undo(database: database, expecting: confirmed)
             }
             (result, failed) = (output, status != .success)
-        } catch let error as JobError {
+        } catch {
+            guard let error = error as? JobError ?? JobError(error) else { throw error }
             (result, failed) = (error.message, true)
         }
         var lines = [result]

@@ -226,6 +226,39 @@ import Testing
         #expect(throws: DiffError.self) { try document.apply(to: store, dryRun: true) }
     }
 
+    /// Another writer holding the database past the busy timeout is `StoreError.busy` (what the
+    /// commands turn into exit 75, try again), for a write and a dry run; nothing is written, and
+    /// once the other writer is done the same write goes through.
+    @Test func aDatabaseAnotherWriterHoldsIsBusyNotBroken() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        // No waiting in a test: the busy timeout comes at once.
+        try store.withDatabase { try $0.execute(sql: "PRAGMA busy_timeout = 0") }
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true   // its transaction spans two accesses
+        let other = try DatabaseQueue(path: file.path, configuration: holding)
+        try other.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
+        for attempt in ["write", "dry run"] {
+            do {
+                if attempt == "write" {
+                    try store.write { try $0.insert("Channel", ["id": .string("bbc1")]) }
+                } else {
+                    try store.dryRun { try store.write(dryRun: true) { try $0.insert("Channel", ["id": .string("bbc1")]) } }
+                }
+                Issue.record("\(attempt): no error")
+            } catch let error as StoreError {
+                guard case .busy(let path, _) = error else { Issue.record("\(attempt): \(error)"); continue }
+                #expect(path == file.path)
+                #expect(error.description.contains("is busy") && error.description.contains("try again"))
+            }
+        }
+        try other.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
+        #expect(try store.read { try $0.count("Channel") } == 0)
+        try store.write { try $0.insert("Channel", ["id": .string("bbc1")]) }
+        #expect(try store.read { try $0.count("Channel") } == 1)
+    }
+
     @Test func reopeningWithTheSameModelChangesNothing() throws {
         let file = try TemporaryDatabase()
         defer { file.cleanUp() }

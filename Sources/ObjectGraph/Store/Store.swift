@@ -228,7 +228,7 @@ public final class Store: Sendable {
         }
         } catch {
             for observer in observers { observer.contextDidRollBack() }
-            throw error
+            throw namingBusy(error)
         }
         let (result, summary) = outcome!
         if let token { lastToken.value = token }
@@ -236,6 +236,13 @@ public final class Store: Sendable {
             if dryRun { observer.contextDidRollBack() } else { observer.contextDidSave(summary) }
         }
         return (result, summary)
+    }
+
+    /// SQLite's "database is locked" after the busy timeout, as `StoreError.busy`: what to do
+    /// about it (wait for the other writer) is not what to do about a broken file.
+    private func namingBusy(_ error: any Error) -> any Error {
+        guard let error = error as? DatabaseError, error.resultCode == .SQLITE_BUSY else { return error }
+        return StoreError.busy(path: path, seconds: Self.busyTimeoutMilliseconds / 1000)
     }
 
     // MARK: Dry runs of several steps
@@ -252,9 +259,13 @@ public final class Store: Sendable {
     /// was. The transaction holds the write lock from its start to its end: taken later, it could
     /// meet a commit made since its first read, and fail.
     public func dryRun<T>(_ body: () throws -> T) throws -> T {
-        try queue.writeWithoutTransaction { db in
-            guard !db.isInsideTransaction else { throw ObjectGraphError.invalidOperation("a dry run inside a transaction") }
-            try db.beginTransaction(.immediate)
+        do {
+            try queue.writeWithoutTransaction { db in
+                guard !db.isInsideTransaction else { throw ObjectGraphError.invalidOperation("a dry run inside a transaction") }
+                try db.beginTransaction(.immediate)
+            }
+        } catch {
+            throw namingBusy(error)
         }
         dryRunOpen.value = true
         defer {
@@ -404,9 +415,14 @@ public final class Store: Sendable {
 public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// SQLite could not open (or create) the database at `path`; `reason` is SQLite's message.
     case cannotOpen(path: String, reason: String)
+    /// Another connection (another tvimport: a run, an import, a dry run) held the write lock
+    /// for `seconds`, the busy timeout; nothing was written.
+    case busy(path: String, seconds: Int)
     public var description: String {
         switch self {
         case let .cannotOpen(path, reason): "cannot open database \(path): \(reason)"
+        case let .busy(path, seconds):
+            "database \(path) is busy: another writer (a tvimport run, import or dry run?) held it for \(seconds) s; nothing was changed, try again when it is done"
         }
     }
 }
