@@ -59,19 +59,68 @@ public struct FNV1a: Sendable, Equatable {
     /// element texts. Its values are stored, so it must never change. Little-endian machines only
     /// give the same values.
     public static func wordwise(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        var h = standardBasis
-        var i = 0
-        let raw = UnsafeRawBufferPointer(bytes)
-        while i + 8 <= raw.count {
-            h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* prime
+        var hash = Wordwise()
+        hash.add(UnsafeRawBufferPointer(bytes))
+        return hash.value
+    }
+
+    /// `wordwise(_:)` fed in pieces: the same value whatever the pieces, for a stream (a
+    /// download, a file) hashed as it is read. A word split between two pieces is finished from
+    /// the next; the last few bytes are taken one by one.
+    ///
+    /// ```swift
+    /// var hash = FNV1a.Wordwise()
+    /// hash.add(firstChunk); hash.add(secondChunk)
+    /// hash.value == FNV1a.wordwise(wholeBuffer)  // true
+    /// ```
+    public struct Wordwise: Sendable {
+        @usableFromInline var h = FNV1a.standardBasis
+        /// The bytes of an unfinished word, the first in the lowest byte, and how many.
+        @usableFromInline var pending: UInt64 = 0
+        @usableFromInline var pendingCount = 0
+        @usableFromInline var count: UInt64 = 0
+
+        public init() {}
+
+        @inlinable @inline(__always)
+        mutating func mix(_ word: UInt64) {
+            h = (h ^ word) &* FNV1a.prime
             h ^= h >> 29
-            i += 8
         }
-        while i < raw.count {
-            h = (h ^ UInt64(raw[i])) &* prime
-            i += 1
+
+        /// Adds bytes in order.
+        @inlinable
+        public mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            count &+= UInt64(bytes.count)
+            var i = 0
+            if pendingCount > 0 {
+                while pendingCount < 8 && i < bytes.count {
+                    pending |= UInt64(bytes[i]) << (UInt64(pendingCount) * 8)
+                    pendingCount += 1
+                    i += 1
+                }
+                guard pendingCount == 8 else { return }
+                mix(pending)
+                (pending, pendingCount) = (0, 0)
+            }
+            while i + 8 <= bytes.count {
+                mix(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+                i += 8
+            }
+            while i < bytes.count {
+                pending |= UInt64(bytes[i]) << (UInt64(pendingCount) * 8)
+                pendingCount += 1
+                i += 1
+            }
         }
-        return (h ^ UInt64(raw.count)) &* prime
+
+        /// The hash of every byte added so far.
+        @inlinable
+        public var value: UInt64 {
+            var v = h
+            for k in 0..<pendingCount { v = (v ^ ((pending >> (UInt64(k) * 8)) & 0xff)) &* FNV1a.prime }
+            return (v ^ count) &* FNV1a.prime
+        }
     }
 }
 

@@ -146,11 +146,18 @@ import Testing
         #expect(FetchError.displayed("https://example.org/a@b") == "https://example.org/a@b")
     }
 
-    @Test func contentHashIsFNV1a() {
-        var hash = ContentHash()
-        #expect(hash.hex == "cbf29ce484222325")
-        Array("a".utf8).withUnsafeBytes { hash.update($0) }
-        #expect(hash.hex == "af63dc4c8601ec8c")
+    /// Word-wise FNV-1a, whatever the chunks: a download's pieces and a file's reads agree.
+    @Test func contentHashIsWordwiseFNV1aOfTheWhole() {
+        let bytes = Array("<programme start=\"20261122030000 +0000\">".utf8)
+        for split in [0, 1, 3, 8, 13, bytes.count] {
+            var hash = ContentHash()
+            bytes[..<split].withUnsafeBytes { hash.update($0) }
+            bytes[split...].withUnsafeBytes { hash.update($0) }
+            #expect(hash.hex == "f8f9457b9648d415", "split at \(split)")
+        }
+        var zero = ContentHash()
+        [UInt8(0)].withUnsafeBytes { zero.update($0) }
+        #expect(zero.hex != ContentHash().hex, "a zero byte counts")
     }
 
     @Test func defaultsMatchTheBrief() {

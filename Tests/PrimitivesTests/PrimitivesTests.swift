@@ -1,5 +1,6 @@
 import Foundation
 import Primitives
+import TestSupport
 import Testing
 
 @Suite struct FNV1aTests {
@@ -44,6 +45,38 @@ import Testing
         #expect([UInt8]().withUnsafeBufferPointer(FNV1a.wordwise) != value)
     }
     static let pinnedWordwise = "f8f9457b9648d415"  // computed independently (Python, the same steps)
+
+    /// `FNV1a.Wordwise` fed in any pieces gives `wordwise` of the whole, and `wordwise` is the
+    /// steps its stored values were made with (written out here once more, as they were).
+    @Test func wordwiseInPiecesIsTheWholeAndTheStoredSteps() {
+        func stored(_ bytes: [UInt8]) -> UInt64 {
+            var h = FNV1a.standardBasis, i = 0
+            while i + 8 <= bytes.count {
+                var word: UInt64 = 0
+                for k in 0..<8 { word |= UInt64(bytes[i + k]) << (UInt64(k) * 8) }
+                h = (h ^ word) &* 0x100_0000_01b3
+                h ^= h >> 29
+                i += 8
+            }
+            while i < bytes.count { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3; i += 1 }
+            return (h ^ UInt64(bytes.count)) &* 0x100_0000_01b3
+        }
+        var random = SplitMix64(seed: 64)
+        for length in Array(0...40) + [255, 1000, 4099] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let whole = bytes.withUnsafeBufferPointer(FNV1a.wordwise)
+            #expect(whole == stored(bytes), "length \(length)")
+            for _ in 0..<6 {
+                var hash = FNV1a.Wordwise(), at = 0
+                while at < length {
+                    let next = min(length, at + Int.random(in: 0...11, using: &random))
+                    bytes[at..<next].withUnsafeBytes { hash.add($0) }
+                    at = next
+                }
+                #expect(hash.value == whole, "length \(length) in pieces")
+            }
+        }
+    }
 }
 
 @Suite struct UTCTimeTests {
