@@ -57,11 +57,8 @@ struct Schema: Sendable, Hashable {
     static func rowsText(_ canonicalText: String) -> String {
         canonicalText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
             // A table's line ends with its index list (entity names are identifiers: no " index(" in them).
-            let marker = Array(" index(".utf8), bytes = Array(line.utf8)
-            guard line.hasPrefix("table "), bytes.count >= marker.count,
-                  let at = (0...(bytes.count - marker.count)).last(where: { bytes[$0..<($0 + marker.count)].elementsEqual(marker) })
-            else { return line }
-            return Substring(String(decoding: bytes[..<at], as: UTF8.self))
+            guard line.hasPrefix("table "), let indexes = line.ranges(of: " index(").last else { return line }
+            return line[..<indexes.lowerBound]
         }.joined(separator: "\n")
     }
 
