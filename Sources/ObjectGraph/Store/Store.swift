@@ -81,10 +81,7 @@ public final class Store: Sendable {
         self.model = model
         self.schema = Schema(model: model)
         try migrate(readOnly: readOnly)
-        sameRowFingerprints.value = try queue.read { db in
-            Set((try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = ?", arguments: [Self.sameRowsKey]) ?? "")
-                .split(separator: " ").map(String.init))
-        }
+        sameRowFingerprints.value = Set(try queue.read { db in try Self.storedSameRowFingerprints(in: db) })
     }
 
     // MARK: Writes since
@@ -105,7 +102,7 @@ public final class Store: Sendable {
     /// The token of the database's last write, by whatever wrote it (nil if none was recorded),
     /// read on `db` (inside a transaction, so that nothing writes between reading and acting).
     public static func writeToken(in db: Database) throws -> String? {
-        try String.fetchOne(db, sql: "SELECT value FROM \(quote(metaTable)) WHERE key = ?", arguments: [writeTokenKey])
+        try metaValue(writeTokenKey, in: db)
     }
 
     /// `writeToken(in:)` on this store's connection.
@@ -335,19 +332,29 @@ public final class Store: Sendable {
     /// The meta key of `acceptedFingerprints`' earlier ones, space-separated.
     private static let sameRowsKey = "sameRowsAs"
 
+    /// A value of the meta table, nil when it has none.
+    private static func metaValue(_ key: String, in db: Database) throws -> String? {
+        try String.fetchOne(db, sql: "SELECT value FROM \(quote(metaTable)) WHERE key = ?", arguments: [key])
+    }
+
+    /// The fingerprints of earlier models with the same rows, as the meta table lists them.
+    private static func storedSameRowFingerprints(in db: Database) throws -> [String] {
+        (try metaValue(sameRowsKey, in: db) ?? "").split(separator: " ").map(String.init)
+    }
+
     private func migrate(readOnly: Bool) throws {
         let schema = self.schema
         // The usual case, a database of this very model, needs no write (and so no write lock).
         let current = try queue.read { db -> Bool in
             guard try db.tableExists(Self.metaTable) else { return false }
-            return try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'fingerprint'") == schema.fingerprint
+            return try Self.metaValue("fingerprint", in: db) == schema.fingerprint
                 && (readOnly || hasWriteTriggers(db))
         }
         if current { return }
         try queue.writeWithoutTransaction { db in
             try db.inTransaction {
                 try db.execute(sql: "CREATE TABLE IF NOT EXISTS \(quote(Self.metaTable)) (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                let stored = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'fingerprint'")
+                let stored = try Self.metaValue("fingerprint", in: db)
                 if stored == schema.fingerprint {
                     for table in schema.tables { for sql in Self.writeTriggerSQL(table.name) { try db.execute(sql: sql) } }
                     return .commit
@@ -398,10 +405,9 @@ public final class Store: Sendable {
                 // The model before this one had the same rows when only indexes differ: its change
                 // files (and those of the models it had the same rows as) still apply.
                 var sameRows: [String] = []
-                if let stored, let storedText = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = 'schema'"),
+                if let stored, let storedText = try Self.metaValue("schema", in: db),
                    Schema.rowsText(storedText) == Schema.rowsText(schema.canonicalText) {
-                    let earlier = try String.fetchOne(db, sql: "SELECT value FROM \(quote(Self.metaTable)) WHERE key = ?", arguments: [Self.sameRowsKey]) ?? ""
-                    sameRows = earlier.split(separator: " ").map(String.init).filter { $0 != schema.fingerprint } + [stored]
+                    sameRows = try Self.storedSameRowFingerprints(in: db).filter { $0 != schema.fingerprint } + [stored]
                 }
                 try db.execute(sql: "INSERT OR REPLACE INTO \(quote(Self.metaTable)) (key, value) VALUES ('fingerprint', ?), ('schema', ?), (?, ?)",
                                arguments: [schema.fingerprint, schema.canonicalText, Self.sameRowsKey, sameRows.joined(separator: " ")])
