@@ -313,18 +313,16 @@ struct GuidePages: Sendable {
         let now = Int64(Date().timeIntervalSince1970)
         let needle = text.lowercased()
         let limit = 200
-        let hits = needle.isEmpty ? [] : try await state.reads.read { context -> [(ChannelRow, ProgrammeRow)] in
+        // The titles of what has not ended that contain the text (SQLite has no Unicode-aware
+        // LIKE, so compared here, once per title), then their first airings on shown channels.
+        let titles = needle.isEmpty ? []
+            : try await state.upcomingTitles.reading(database: state.options.database, now: now, reads: state.reads).containing(needle)
+        let hits = titles.isEmpty ? [] : try await state.reads.read { context -> [(ChannelRow, ProgrammeRow)] in
             let channels = Dictionary(try Self.shownChannels(context).map { ($0.rowID, $0) }, uniquingKeysWith: { a, _ in a })
-            var hits: [(ChannelRow, ProgrammeRow)] = []
-            // Titles of what has not ended yet; SQLite has no Unicode-aware LIKE, so filtered here.
-            let cursor = try context.fetch("Programme", where: .compare("stop", .greater, .date(now)), orderBy: [SortKey("start")],
-                                           keys: Self.programmeKeys + ["channel"])
-            while hits.count < limit, let o = try cursor.next() {
-                guard let title = o["title"].stringValue, title.lowercased().contains(needle),
-                      let channel = o["channel"].integerValue.flatMap({ channels[$0] }) else { continue }
-                hits.append((channel, Self.programme(o)))
-            }
-            return hits
+            let found = try context.fetchAll("Programme", where: .and([.compare("stop", .greater, .date(now)), .isIn("title", titles.map(Value.string)),
+                                                                      .isIn("channel", channels.keys.map(Value.integer))]),
+                                             orderBy: [SortKey("start"), SortKey("channel")], keys: Self.programmeKeys + ["channel"], limit: limit)
+            return found.compactMap { o in o["channel"].integerValue.flatMap { channels[$0] }.map { ($0, Self.programme(o)) } }
         }
         let host = request.head.authority ?? "\(state.options.host):\(state.options.port)"
         let body = HTML.page(title: text.isEmpty ? "Search" : "Search: \(text)", signedIn: signedIn(request), tokenConfigured: state.canEdit) { page in

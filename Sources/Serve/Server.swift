@@ -24,6 +24,8 @@ final class ServeState: Sendable {
     let images = ImageCache()
     /// `/` as made in the current minute (GuidePages.swift).
     let gridCache = GridCache()
+    /// The titles of what has not ended, read once a minute (UpcomingTitles.swift).
+    let upcomingTitles = UpcomingTitles()
 
     init(options: ServeOptions) throws {
         // A blank token would make every candidate right; ServeOptions refuses one from the

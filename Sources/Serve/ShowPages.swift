@@ -25,10 +25,13 @@ struct ShowPages: Sendable {
         if let response = try await routes.feedFile(file, request) { return response }
         let now = Int64(Date().timeIntervalSince1970)
         let options = exportOptions(now: now)
-        let found = try await state.reads.read { context -> (title: String, bytes: [UInt8])? in
-            guard let title = try Self.title(forSlug: slug, now: now, context: context) else { return nil }
-            let events = try ShowFeed.events(title: title, now: now, options: options, context: context)
-            return (title, ShowFeed.render(title: title, events: events, options: options))
+        // A slug no title still to come has costs no read of the programmes.
+        let title = try await state.upcomingTitles.reading(database: state.options.database, now: now, reads: state.reads).title(forSlug: slug)
+        var found: (title: String, bytes: [UInt8])?
+        if let title {
+            found = try await state.reads.read { context in
+                (title, ShowFeed.render(title: title, events: try ShowFeed.events(title: title, now: now, options: options, context: context), options: options))
+            }
         }
         guard let (title, bytes) = found else {
             return Pages.error(.notFound, "No programme still to come has this title: the show's calendar starts with its next airing in the guide.")
@@ -62,16 +65,5 @@ struct ShowPages: Sendable {
         var options = ExportOptions(outputDirectory: state.options.feedsDirectory)
         options.now = now
         return options
-    }
-
-    /// The title whose slug is `slug` among what has not ended (through the `stop` index).
-    static func title(forSlug slug: String, now: Int64, context: ObjectContext) throws -> String? {
-        var seen = Set<String>()
-        let cursor = try context.fetch("Programme", where: .compare("stop", .greater, .date(now)), keys: ["title"])
-        while let o = try cursor.next() {
-            guard let title = o["title"].stringValue, seen.insert(title).inserted else { continue }
-            if ShowFeed.slug(for: title) == slug { return title }
-        }
-        return nil
     }
 }

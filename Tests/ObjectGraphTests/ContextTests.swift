@@ -119,6 +119,31 @@ import Testing
         }
     }
 
+    /// Lists of strings are bound as one JSON array too: texts JSON escapes (quotes, backslashes,
+    /// controls, slashes, non-ASCII) select exactly their objects, past SQLite's limit of
+    /// parameters too; a text with a NUL (which SQLite's JSON would cut) is bound value by value.
+    @Test func stringListsOfAnyLengthSelectExactlyTheirObjects() throws {
+        let store = try Guide.store()
+        let odd = ["\"quoted\"", "back\\slash", "tab\tnew\nline\u{1}\u{1F}", "a/b", "Über Straße", "東京ニュース", "🎬 film", "", " ", "nul\u{0}byte"]
+        let many = (0..<40_000).map { "c\($0)" }
+        try store.write { (context: ObjectContext) throws in
+            for id in odd + many { _ = try context.insert("Channel", ["id": .string(id)]) }
+        }
+        try store.read { (context: ObjectContext) throws in
+            let total = odd.count + many.count, stored = Set(odd + many)
+            for chosen in [odd, Array(odd.prefix(9)), [odd[9]], Array(many.shuffled().prefix(33_000)) + odd.prefix(9), ["not there", "\"quoted"]] {
+                let listed = chosen.map(Value.string)
+                let found = try context.fetchAll("Channel", where: .isIn("id", listed), keys: ["id"]).compactMap { $0["id"].stringValue }
+                let expected = chosen.filter { stored.contains($0) }
+                #expect(found.sorted() == expected.sorted(), "\(expected.count) listed")
+                // Not with the NUL: `count` binds through GRDB, which cuts a text at its NUL.
+                guard !chosen.contains(odd[9]) else { continue }
+                let others = try context.count("Channel", where: .not(.isIn("id", listed)))
+                #expect(others == total - expected.count, "\(others) of \(total) others, \(expected.count) listed")
+            }
+        }
+    }
+
     /// Lists of integers (row ids, foreign keys, dates) are bound as one JSON array: any length,
     /// past SQLite's limit of parameters too, selects exactly the listed objects, with `NOT` and
     /// with a null in the list (which is bound value by value instead).

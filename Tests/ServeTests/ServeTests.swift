@@ -1,7 +1,10 @@
+import Feeds
 import Foundation
 import HummingbirdTesting
 import Job
+import Primitives
 import enum Job.ExitStatus
+import TestSupport
 import Testing
 @testable import Serve
 #if canImport(Glibc)
@@ -246,6 +249,47 @@ import Glibc
         #expect(try await client.fetch("/channels/evil.test").text.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;quotes&quot;"))
         #expect(try await client.fetch("/search?q=show%201").text.contains("Show 11"))
         #expect(try await client.fetch("/channels/nope.test").status == 404)
+        }
+    }
+
+    /// Search and a show's calendar compare the titles of what has not ended, read once a minute
+    /// and again as soon as the database changes (UpcomingTitles.swift): a title an import adds
+    /// is found at once, in any case; a hidden channel's programmes are not; and the hits are
+    /// what filtering every programme gives, in start order.
+    @Test func searchAndShowsFollowTheGuideAtOnce() async throws {
+        let box = try preparedSandbox()
+        try await inProcess(box) { client in
+        let title = "Über Nacht", slug = ShowFeed.slug(for: title)
+        #expect(try await client.fetch("/search?q=%C3%BCber").text.contains("Nothing found"))
+        #expect(try await client.fetch("/shows/\(slug).ics").status == 404)
+        // Another source adds the title within the same minute: found at once.
+        let start = Int64(guideStart) + 3 * 3600
+        try box.write("more.xml", GuideText.document(channels: [.init("beta.test", name: "Beta")],
+                                                     programmes: [.init("beta.test", start: start, stop: start + 1800, title: title)]))
+        let imported = try box.run(["import", "--db", box.path("tv.sqlite"), "--source", "more", box.path("more.xml")])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        for query in ["%C3%BCber", "%C3%9CBER+NACHT", "nacht"] {
+            #expect(try await client.fetch("/search?q=" + query).text.contains("/programmes/beta.test/\(UTCTime.compact(start))\">\(title)</a>"), "q=\(query)")
+        }
+        let calendar = try await client.fetch("/shows/\(slug).ics")
+        #expect(calendar.status == 200 && calendar.text.contains("SUMMARY:\(title)"))
+
+        // Hits: every shown programme not ended whose title holds the text, by start, as SQL
+        // and Swift find them here (asked again when a programme ended meanwhile).
+        #expect(try box.run(["edit", "--config", "c.json", "Channel", "evil.test", "hidden=true"]).status == 0)
+        var expected: [String] = [], found: [String] = [], before = 0
+        repeat {
+            before = Int(Date().timeIntervalSince1970)
+            expected = try sqlite(box, "SELECT c.xmltvId, p.start, p.title FROM Programme p JOIN Channel c ON c._pk = p.channel WHERE c.hidden = 0 AND p.stop > \(before) ORDER BY p.start, p.channel")
+                .split(separator: "\n").map { $0.split(separator: "|", maxSplits: 2).map(String.init) }
+                .filter { $0.count == 3 && $0[2].lowercased().contains("h") }
+                .map { "\($0[0])/\(UTCTime.compact(Int64($0[1])!))" }
+            let page = try await client.fetch("/search?q=h").text
+            found = page.components(separatedBy: "<ol class=\"day\">").last!.components(separatedBy: "href=\"/programmes/").dropFirst().map { String($0.prefix { $0 != "\"" }) }
+        } while (before - guideStart) / 1800 != (Int(Date().timeIntervalSince1970) - guideStart) / 1800
+        #expect(found == expected, "\(found) against \(expected)")
+        #expect(found.count >= 9, "\(found)")
+        #expect(try await client.fetch("/search?q=alert").text.contains("Nothing found"), "a hidden channel's programme was found")
         }
     }
 

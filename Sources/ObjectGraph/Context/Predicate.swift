@@ -1,3 +1,5 @@
+import Primitives
+
 /// A comparison operator of a predicate.
 public enum Comparison: String, Sendable {
     /// Equal (`=`); compared with `.null`, SQL's `IS NULL`.
@@ -60,9 +62,9 @@ public indirect enum ObjectPredicate: Sendable {
         case let .isIn(key, values):
             try check(key, entity)
             if values.isEmpty { return "0" }
-            if let list = Self.integerList(values.lazy.map(\.integerValue)) {
+            if let list = Self.integerList(values.lazy.map(\.integerValue)) ?? Self.stringList(values) {
                 arguments.append(.string(list))
-                return "\(quote(key)) IN \(Self.integersOfOneArgument)"
+                return "\(quote(key)) IN \(Self.listOfOneArgument)"
             }
             return "\(quote(key)) IN (\(Self.placeholders(for: values, into: &arguments)))"
         case let .related(key, id):
@@ -81,14 +83,28 @@ public indirect enum ObjectPredicate: Sendable {
         case let .rowIDs(ids):
             if ids.isEmpty { return "0" }
             arguments.append(.string(Self.integerList(ids.lazy.map { $0 }) ?? "[]"))
-            return "\(quote(Schema.rowIDColumn)) IN \(Self.integersOfOneArgument)"
+            return "\(quote(Schema.rowIDColumn)) IN \(Self.listOfOneArgument)"
         }
     }
 
-    /// A list of integers bound as one argument, a JSON array that SQLite's `json_each` reads:
-    /// one statement whatever the list's length (a list of placeholders made a statement per
-    /// length, or per power of two padded, and preparing one cost more than running it).
-    static let integersOfOneArgument = "(SELECT value FROM json_each(?))"
+    /// A list of integers or strings bound as one argument, a JSON array that SQLite's
+    /// `json_each` reads: one statement whatever the list's length (a list of placeholders made a
+    /// statement per length, or per power of two padded, and preparing one cost more than running
+    /// it), and no limit of SQLite's on bound parameters (a search's matching titles).
+    static let listOfOneArgument = "(SELECT value FROM json_each(?))"
+
+    /// The JSON array of `values`, or nil when one of them is not a string, or holds a NUL
+    /// (which SQLite's JSON functions would cut the text at).
+    private static func stringList(_ values: [Value]) -> String? {
+        var text = JSONText()
+        text.raw("[")
+        for (i, value) in values.enumerated() {
+            guard let string = value.stringValue, !string.utf8.contains(0) else { return nil }
+            text.append(string: string, after: i == 0 ? "" : ",")
+        }
+        text.raw("]")
+        return text.string
+    }
 
     /// The JSON array of `values`, or nil when one of them is not an integer (a date is one).
     private static func integerList<S: Sequence>(_ values: S) -> String? where S.Element == Int64? {
