@@ -26,10 +26,14 @@ public struct TimeshiftRule: Sendable, Hashable {
     public var source: String { Self.sourcePrefix + original }
     public static let sourcePrefix = "timeshift:"
 
-    /// Why `name` cannot name a source of listings, or nil when it can: it must not be empty, nor
-    /// begin like a timeshifted channel's rows (those would be taken for rows the rules made).
+    /// Why `name` cannot name a source of listings, or nil when it can: it must not be empty, hold
+    /// a control character, nor begin like a timeshifted channel's rows (those would be taken for
+    /// rows the rules made).
     public static func problem(withSourceName name: String) -> String? {
         if name.isEmpty { return "a non-empty name" }
+        // A name keys the source's rows and side tables, and is bound as text: a control
+        // character (a NUL above all, where some bindings end the text) would make it another's.
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) { return "a name without control characters" }
         if name.hasPrefix(sourcePrefix) { return "a name that does not begin with \"\(sourcePrefix)\" (the timeshifted channels' own)" }
         return nil
     }

@@ -64,6 +64,8 @@ import Testing
         (#"{"sources": [{"name": "a", "url": "a.xml", "priority": 1.5}]}"#, "sources[0].priority"),
         (#"{"sources": [{"name": "timeshift:a", "url": "a.xml"}]}"#, "sources[0].name"),
         (#"{"sources": [{"name": "a", "url": "a.xml"}, {"name": "", "url": "a.xml"}]}"#, "sources[1].name"),
+        (#"{"sources": [{"name": "a", "url": "a.xml"}, {"name": "a\u0000b", "url": "a.xml"}]}"#, "sources[1].name"),
+        (#"{"sources": [{"name": "a\nb", "url": "a.xml"}]}"#, "sources[0].name"),
     ])
     func badAliasesAndPrioritiesAreConfigurationErrors(config: String, key: String) throws {
         let box = try Sandbox()
@@ -79,7 +81,7 @@ import Testing
 /// rules make and replace: `import --source` refuses it as a usage error, before the database
 /// is touched.
 @Suite struct SourceNameTests {
-    @Test(arguments: ["timeshift:uk", "timeshift:", ""])
+    @Test(arguments: ["timeshift:uk", "timeshift:", "", "tab\tname", "line\nbreak"])
     func aReservedOrEmptySourceNameIsRefused(name: String) throws {
         let box = try Sandbox()
         try box.write("a.xml", makeGuide())

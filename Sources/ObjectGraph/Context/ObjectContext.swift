@@ -417,7 +417,7 @@ public final class ObjectContext {
         if table.descendants.count > 1 && entity.descendants.count < table.descendants.count {
             sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
         }
-        return try Int.fetchOne(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments.map(\.databaseValue))) ?? 0
+        return Int(try RawStatement.integer(db.cachedStatement(sql: sql), in: db, values: arguments) ?? 0)
     }
 
     /// Forgets the content hash (model metadata `hash`) of the objects of `entityName` that match
@@ -436,7 +436,7 @@ public final class ObjectContext {
         if table.descendants.count > 1 && entity.descendants.count < table.descendants.count {
             sql += " AND \(quote(Schema.entityColumn)) IN (\(entity.descendants.map { Schema.literal(.string($0)) }.joined(separator: ",")))"
         }
-        try db.execute(sql: sql, arguments: StatementArguments(arguments.map(\.databaseValue)))
+        try RawStatement.execute(db.cachedStatement(sql: sql), in: db, values: arguments[...])
         return db.changesCount
     }
 

@@ -14,6 +14,27 @@ enum RawStatement {
         try binder.step(db)
     }
 
+    /// Binds `values` and returns the first column of the statement's first row as an integer
+    /// (a `SELECT COUNT(*)`), nil for none or a null. Bound here, as every query of a context is:
+    /// GRDB's arguments bind a string only up to its first NUL, so a count would have matched
+    /// other objects than a fetch with the same predicate.
+    static func integer(_ statement: Statement, in db: Database, values: [Value]) throws -> Int64? {
+        let handle = statement.sqliteStatement
+        sqlite3_reset(handle)
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+        }
+        for (i, value) in values.enumerated() { bind(value, handle, Int32(i + 1)) }
+        let code = sqlite3_step(handle)
+        switch code {
+        case SQLITE_ROW: return sqlite3_column_type(handle, 0) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 0)
+        case SQLITE_DONE: return nil
+        default:
+            throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
+        }
+    }
+
     /// Binds the rows' values, each row's row id and entity (for a table that stores several)
     /// before its own, and runs the statement once: a multi-row INSERT of rows kept as they were made.
     static func execute(_ statement: Statement, in db: Database, rows: ArraySlice<PendingRow>, lead leadCount: Int) throws {
