@@ -12,6 +12,8 @@ import Primitives
 struct ModelPages: Sendable {
     let state: ServeState
     static let pageSize = 50
+    /// The pages a list sorted by a chosen key shows (`?sort=`): its first 5,000 objects.
+    static let maxSortedPage = 100
     /// Columns of a list besides the identifier (a programme has some forty attributes).
     static let listColumns = 8
     static let shownMembers = 100
@@ -57,6 +59,11 @@ struct ModelPages: Sendable {
         }
         let sortKey = query["sort"].flatMap { entity.rowIndex(of: $0) != nil ? $0 : nil }
         let descending = query["desc"] == "1"
+        // A page of a list sorted by a key without an index makes SQLite sort every row before
+        // it: 6 s for page 9,000 of half a million programmes sorted by description.
+        if let sortKey, pageNumber > Self.maxSortedPage {
+            return Pages.error(.badRequest, "A list sorted by \(sortKey) shows its first \(Self.maxSortedPage) pages: filter it (?KEY=VALUE) to see the rest, or leave the sort out.")
+        }
         // Filters: any attribute (typed as the model says) or to-one relationship (the target's
         // identifier as `tvimport edit` takes it, `RTE2.ie`, or its row id, `#12` or `12`).
         var predicates: [ObjectPredicate] = []
@@ -106,14 +113,7 @@ struct ModelPages: Sendable {
             let paging = Paging(page: pageNumber, total: try context.count(entity.name, where: predicate), pageSize: Self.pageSize)
             // A page past the end reads nothing; any other reads at most `total` rows.
             guard !paging.isPastTheEnd else { return (paging, [], [:]) }
-            let cursor = try context.fetch(entity.name, where: predicate, orderBy: sort, keys: keys,
-                                           limit: paging.offset + Self.pageSize)
-            var rows: [FetchedObject] = []
-            var index = 0
-            while let o = try cursor.next() {
-                if index >= paging.offset { rows.append(o) }
-                index += 1
-            }
+            let rows = try context.fetchAll(entity.name, where: predicate, orderBy: sort, keys: keys, limit: Self.pageSize, offset: paging.offset)
             // Each to-one column shows its targets by their display, fetched once per column.
             var targets: [String: [Int64: String]] = [:]
             for key in columns {
@@ -177,7 +177,9 @@ struct ModelPages: Sendable {
                 html.raw("\">← Previous</a>")
             }
             html.text("Page \(page) of \(lastPage)")
-            if page < lastPage && page < RequestInput.maxPage {
+            let lastShown = sortKey == nil ? min(lastPage, RequestInput.maxPage) : min(lastPage, Self.maxSortedPage)
+            if lastShown < lastPage { html.text(" (sorted: the first \(lastShown) pages)") }
+            if page < lastShown {
                 html.raw(" <a href=\"")
                 html.text(link(page: page + 1, sort: sortKey, descending: descending))
                 html.raw("\">Next →</a>")

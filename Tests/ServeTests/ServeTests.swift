@@ -319,6 +319,37 @@ import Glibc
         }
     }
 
+    /// A list's pages are SQLite's LIMIT and OFFSET (no object made for the rows before a page):
+    /// every row once, in the list's order; a list sorted by a chosen key shows its first 100
+    /// pages and refuses later ones (its sort would read every row for each).
+    @Test func modelListPagesAreTheRowsInOrderOnceEach() async throws {
+        let box = try ServeSandbox()
+        let base = Int64(guideStart)
+        try box.write("guide.xml", GuideText.document(channels: [.init("many.test", name: "Many")], programmes: (0..<260).map {
+            .init("many.test", start: base + Int64($0) * 1800, stop: base + Int64($0 + 1) * 1800, title: "Airing \(($0 * 37) % 260)")
+        }))
+        try box.write("c.json", makeConfig(box))
+        #expect(try box.nightlyRun() == .success)
+        try await inProcess(box) { client in
+        func rowIDs(_ path: String) async throws -> [String] {
+            let page = try await client.fetch(path)
+            #expect(page.status == 200, "\(path): \(page.status)")
+            return page.text.components(separatedBy: "<tr><td><a href=\"/model/Programme/%23").dropFirst().map { String($0.prefix { $0.isNumber }) }
+        }
+        for (query, order) in [("", "channel, start, clumpIndex"), ("sort=title&desc=1&", "title DESC")] {
+            var listed: [String] = []
+            for page in 1...6 { listed += try await rowIDs("/model/Programme?\(query)page=\(page)") }
+            let expected = try sqlite(box, "SELECT _pk FROM Programme ORDER BY \(order)").split(separator: "\n").map(String.init)
+            #expect(listed == expected, "\(query): \(listed.count) rows listed")
+            #expect(try await rowIDs("/model/Programme?\(query)page=7").isEmpty)
+        }
+        #expect(try await client.fetch("/model/Programme?sort=title&page=100").status == 200)
+        let refused = try await client.fetch("/model/Programme?sort=title&page=101")
+        #expect(refused.status == 400 && refused.text.contains("first 100 pages"))
+        #expect(try await client.fetch("/model/Programme?page=101").status == 200, "the identifier's order pages on")
+        }
+    }
+
     @Test func editsNeedTheTokenAndCSRFAndUndoReverts() async throws {
         let box = try preparedSandbox(extra: ", \"serve\": {\"token\": \"s3cret-token\"}")
         try await inProcess(box) { client in

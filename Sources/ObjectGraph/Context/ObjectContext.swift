@@ -257,9 +257,10 @@ public final class ObjectContext {
     // MARK: Fetching
 
     /// Streams objects of `entityName` (and its sub-entities) matching `predicate`, sorted in SQL,
-    /// with only `keys` read (default: every attribute and foreign key).
+    /// with only `keys` read (default: every attribute and foreign key): at most `limit` of them,
+    /// after skipping `offset` (skipped by SQLite, no object made for them).
     public func fetch(_ entityName: String, where predicate: ObjectPredicate = .all, orderBy sort: [SortKey] = [],
-                      keys: [String]? = nil, limit: Int? = nil) throws -> ObjectCursor {
+                      keys: [String]? = nil, limit: Int? = nil, offset: Int = 0) throws -> ObjectCursor {
         try flushInserts()
         let head = try fetchHead(entityName, keys)
         // Sorting by row id (`_pk`) is allowed: it is how `members(of:_:)` lists a relationship.
@@ -285,6 +286,11 @@ public final class ObjectContext {
             sql += " ORDER BY " + sort.map { "\(quote($0.key))\($0.ascending ? "" : " DESC")" }.joined(separator: ", ")
         }
         if let limit { sql += " LIMIT \(limit)" }
+        if offset > 0 {
+            // Bound, not written in: one statement for every offset (a page of a list).
+            sql += (limit == nil ? " LIMIT -1" : "") + " OFFSET ?"
+            arguments.append(.integer(Int64(offset)))
+        }
         return ObjectCursor(statement: try db.cachedStatement(sql: sql), arguments: arguments, layout: head.layout,
                             entityColumn: head.hasEntityColumn, db: db)
     }
@@ -358,8 +364,8 @@ public final class ObjectContext {
 
     /// Every matching object, in memory: for small results.
     public func fetchAll(_ entityName: String, where predicate: ObjectPredicate = .all, orderBy sort: [SortKey] = [],
-                         keys: [String]? = nil, limit: Int? = nil) throws -> [FetchedObject] {
-        let cursor = try fetch(entityName, where: predicate, orderBy: sort, keys: keys, limit: limit)
+                         keys: [String]? = nil, limit: Int? = nil, offset: Int = 0) throws -> [FetchedObject] {
+        let cursor = try fetch(entityName, where: predicate, orderBy: sort, keys: keys, limit: limit, offset: offset)
         var all: [FetchedObject] = []
         while let o = try cursor.next() { all.append(o) }
         return all
