@@ -111,7 +111,7 @@ struct ModelPages: Sendable {
         let predicate = ObjectPredicate.and(predicates)
         let (paging, rows, targets) = try await state.reads.read { context -> (Paging, [FetchedObject], [String: [Int64: String]]) in
             let paging = Paging(page: pageNumber, total: try context.count(entity.name, where: predicate), pageSize: Self.pageSize)
-            // A page past the end reads nothing; any other reads at most `total` rows.
+            // A page past the end reads nothing; any other reads its rows alone.
             guard !paging.isPastTheEnd else { return (paging, [], [:]) }
             let rows = try context.fetchAll(entity.name, where: predicate, orderBy: sort, keys: keys, limit: Self.pageSize, offset: paging.offset)
             // Each to-one column shows its targets by their display, fetched once per column.
@@ -178,7 +178,7 @@ struct ModelPages: Sendable {
             }
             html.text("Page \(page) of \(lastPage)")
             let lastShown = sortKey == nil ? min(lastPage, RequestInput.maxPage) : min(lastPage, Self.maxSortedPage)
-            if lastShown < lastPage { html.text(" (sorted: the first \(lastShown) pages)") }
+            if sortKey != nil && lastShown < lastPage { html.text(" (sorted: the first \(lastShown) pages)") }
             if page < lastShown {
                 html.raw(" <a href=\"")
                 html.text(link(page: page + 1, sort: sortKey, descending: descending))
