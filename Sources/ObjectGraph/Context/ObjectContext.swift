@@ -62,9 +62,7 @@ public final class ObjectCursor {
         connection = db.sqliteConnection
         self.layout = layout
         self.entityColumn = entityColumn
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
-        for (i, value) in arguments.enumerated() { RawStatement.bind(value, handle, Int32(i + 1)) }
+        RawStatement.rebind(handle, to: arguments)
     }
 
     deinit {

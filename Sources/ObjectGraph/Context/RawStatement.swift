@@ -20,12 +20,11 @@ enum RawStatement {
     /// other objects than a fetch with the same predicate.
     static func integer(_ statement: Statement, in db: Database, values: [Value]) throws -> Int64? {
         let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
+        rebind(handle, to: values)
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
         }
-        for (i, value) in values.enumerated() { bind(value, handle, Int32(i + 1)) }
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return sqlite3_column_type(handle, 0) == SQLITE_NULL ? nil : sqlite3_column_int64(handle, 0)
@@ -33,6 +32,14 @@ enum RawStatement {
         default:
             throw DatabaseError(resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(db.sqliteConnection)), sql: statement.sql)
         }
+    }
+
+    /// Resets a statement and binds copies of `values` as its parameters, from the first (a
+    /// cursor's or a count's: they step after the values are gone).
+    static func rebind(_ handle: OpaquePointer, to values: [Value]) {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        for (i, value) in values.enumerated() { bind(value, handle, Int32(i + 1)) }
     }
 
     /// Binds the rows' values, each row's row id and entity (for a table that stores several)
