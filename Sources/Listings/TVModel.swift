@@ -171,7 +171,10 @@ public enum TVModel {
                 .toMany("credits", "SourceCredit", inverse: "programme", deleteRule: .cascade),
                 .toMany("categories", "SourceCategory", inverse: "programme", deleteRule: .cascade),
             ],
-            userInfo: ["hash": "contentHash", UserInfoKey.display: "title,start", UserInfoKey.details: programmeDetails]),
+            // The resolution reads every slot of a shared channel's other sources
+            // (`GuideResolver.storedSlots`): from this index alone, no seek in the table per row.
+            userInfo: ["hash": "contentHash", UserInfoKey.display: "title,start", UserInfoKey.details: programmeDetails,
+                       UserInfoKey.coveringIndex: "channel,start,clumpIndex,stop,contentHash"]),
         EntityDescription(
             "SourceCredit", identifier: ["programme", "role", "name"],
             overwritable: ["character", "isGuest", "position", "images"],

@@ -9,8 +9,10 @@ import XMLTVImport
 
 /// The exporter against a real store: feeds are written once, kept byte-for-byte and mtime when
 /// nothing changed, and file names from hostile ids stay inside the output directory.
-@Suite struct FeedExporterTests {
+@Suite final class FeedExporterTests {
     let directory = NSTemporaryDirectory() + "tvimport-feeds-\(UUID().uuidString)"
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     func guide(titleOfSecond: String) -> String {
         """

@@ -11,6 +11,7 @@ import Testing
 @Suite struct ProgrammeImageTests {
     @Test func eventsShowTheFirstIconOrPoster() throws {
         let directory = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let guide = """
             <?xml version="1.0" encoding="UTF-8"?>
             <tv><channel id="a.tv"><display-name>A</display-name></channel>

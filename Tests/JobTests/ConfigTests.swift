@@ -7,6 +7,7 @@ import Testing
     func load(_ json: String) throws -> JobConfig {
         let path = NSTemporaryDirectory() + "tvimport-config-\(UUID().uuidString).json"
         try json.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
         return try JobConfig.load(path: path)
     }
 

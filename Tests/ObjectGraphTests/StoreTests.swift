@@ -184,6 +184,61 @@ import Testing
         #expect(try store.read { try $0.first("Channel", where: .compare("name", .equal, .string("BBC One"))) } != nil)
     }
 
+    /// An entity's covering index (`UserInfoKey.coveringIndex`) is made in a new file and in an
+    /// old one that lacked it, answers a query of its columns alone (SQLite reads no row of the
+    /// table), and goes when the model no longer declares it; change documents of the model
+    /// without it still apply (indexes alone differ).
+    @Test func aCoveringIndexIsMadeUsedAndDroppedWithTheModel() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        func model(covering: Bool) throws -> ObjectModel {
+            try ObjectModel(merging: [ModelModule("Listings", entities: [
+                EntityDescription("Slot", identifier: ["channel", "start"], attributes: [
+                    AttributeDescription("channel", .integer, optional: false),
+                    AttributeDescription("start", .integer, optional: false),
+                    AttributeDescription("stop", .integer),
+                    AttributeDescription("title", .string),
+                ], userInfo: covering ? [UserInfoKey.coveringIndex: "channel,start,stop,noSuchColumn"] : [:]),
+            ])])
+        }
+        func indexes(_ store: Store) throws -> [String: String] {
+            try store.withDatabase { db in
+                Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Slot' AND name NOT LIKE 'sqlite%'").map { ($0["name"] as String, $0["sql"] as String) })
+            }
+        }
+        func plan(_ store: Store, _ keys: [String]) throws -> String {
+            try store.withDatabase { db in
+                let select = "SELECT \(keys.map { "\"\($0)\"" }.joined(separator: ", ")) FROM \"Slot\" WHERE \"channel\" = 1 ORDER BY \"start\""
+                return try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + select).map { $0["detail"] as String }.joined(separator: "; ")
+            }
+        }
+        let without = try model(covering: false)
+        let empty = try Store.inMemory(model: without), one = try Store.inMemory(model: without)
+        try one.write { try $0.insert("Slot", ["channel": .integer(1), "start": .integer(10), "stop": .integer(20), "title": .string("News")]) }
+        let document = try GraphDiff(model: without).diff(from: empty, to: one)
+        do {
+            let store = try Store(path: file.path, model: without)
+            #expect(try indexes(store).keys.sorted() == ["Slot_identity"])
+        }
+        do {
+            let store = try Store(path: file.path, model: model(covering: true))
+            let made = try indexes(store)
+            #expect(made.keys.sorted() == ["Slot__covering", "Slot_identity"])
+            // Known columns only, in the order given.
+            #expect(made["Slot__covering"] == "CREATE INDEX \"Slot__covering\" ON \"Slot\" (\"channel\", \"start\", \"stop\")")
+            #expect(try plan(store, ["start", "stop"]).contains("USING COVERING INDEX Slot__covering"))
+            // A column outside it: the table is read, through whichever index.
+            #expect(!(try plan(store, ["start", "title"]).contains("COVERING")))
+            #expect(store.acceptedFingerprints.contains(document.model))
+            let report = try store.write { context in try document.apply(in: context) }.result
+            #expect(report.conflicts.isEmpty)
+            #expect(try store.read { try $0.count("Slot") } == 1)
+        }
+        let store = try Store(path: file.path, model: without)
+        #expect(try indexes(store).keys.sorted() == ["Slot_identity"])
+        #expect(try store.read { try $0.count("Slot") } == 1)
+    }
+
     /// A change document of the model a store had before a release that only dropped or added
     /// an index still applies (the last night's undo survives the upgrade); once a column is
     /// added, documents of the models before it are refused.

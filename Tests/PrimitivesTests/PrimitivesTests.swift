@@ -119,13 +119,15 @@ import Testing
     }
 }
 
-@Suite struct DurableFileTests {
+@Suite final class DurableFileTests {
     let directory: String
 
     init() throws {
         directory = NSTemporaryDirectory() + "primitives-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
 
     @Test func replaceWritesTheBytesAndLeavesNoTemporaryFile() throws {
         defer { try? FileManager.default.removeItem(atPath: directory) }

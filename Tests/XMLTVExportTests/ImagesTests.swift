@@ -38,6 +38,7 @@ import XMLTVExport
 
     @Test func iconsAndImagesAreStoredWithEveryAttributeTheDTDAllows() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try Self.guide.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let store = try Store(path: dir + "/tv.sqlite", model: TVModel.model())
         try importInto(store, [dir + "/in.xml"])
@@ -76,6 +77,7 @@ import XMLTVExport
     @Test(.enabled(if: validatorsPresent, "needs xmllint, tv_validate_file and the XMLTV DTD (scripts/install-deps: xmltv-util)"))
     func theExportWritesThemInTheDTDsPlacesAndRoundTripsByteForByte() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try Self.guide.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let first = try Store(path: dir + "/first.sqlite", model: TVModel.model())
         try importInto(first, [dir + "/in.xml"])
@@ -119,6 +121,7 @@ import XMLTVExport
                    "needs ../shared/fixtures/xmltv and the XMLTV validators (scripts/install-deps: xmltv-util)"))
     func sharedFixturesKeepEveryImage() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let fixtures = ["jellyfin_xmltv_custom.xml", "ektotv_example.xml", "xmltv_t_test.xml"]
         let first = try Store(path: dir + "/first.sqlite", model: TVModel.model())
         for fixture in fixtures { try importInto(first, [sharedFixtures + "/" + fixture], source: fixture) }

@@ -35,6 +35,7 @@ import XMLTVExport
 
     @Test func everyNumberOfThreadsWritesTheSameBytes() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try Self.guide().write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let store = try Store(path: dir + "/db.sqlite", model: TVModel.model())
         try importInto(store, [dir + "/in.xml"])
@@ -53,6 +54,7 @@ import XMLTVExport
 
     @Test func aPlaylistsGuideIsTheSameOnEveryNumberOfThreads() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try Self.guide().write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let store = try Store(path: dir + "/db.sqlite", model: TVModel.model())
         try importInto(store, [dir + "/in.xml"])

@@ -78,6 +78,7 @@ let richGuide = """
     @Test(.enabled(if: validatorsPresent, "needs xmllint, tv_validate_file and the XMLTV DTD (scripts/install-deps: xmltv-util)"))
     func exportIsValidOrderedAndRoundTripsByteForByte() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try richGuide.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let first = try Store(path: dir + "/first.sqlite", model: TVModel.model())
         try importInto(first, [dir + "/in.xml"])
@@ -105,6 +106,7 @@ let richGuide = """
 
     @Test func unchangedExportKeepsBytesAndMtimeAndGzipIsDeterministic() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try richGuide.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let store = try Store(path: dir + "/db.sqlite", model: TVModel.model())
         try importInto(store, [dir + "/in.xml"])
@@ -142,6 +144,7 @@ let richGuide = """
     /// wrote before it read rows as bytes.
     @Test func storedFormsAreCutByCharactersByteForByte() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try """
             <?xml version="1.0" encoding="UTF-8"?>
             <tv><channel id="a.uk"><display-name>A</display-name></channel>
@@ -200,6 +203,7 @@ let richGuide = """
 
     @Test func hiddenChannelsAreLeftOut() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         try richGuide.write(toFile: dir + "/in.xml", atomically: true, encoding: .utf8)
         let store = try Store(path: dir + "/db.sqlite", model: TVModel.model())
         try importInto(store, [dir + "/in.xml"])
@@ -214,6 +218,7 @@ let richGuide = """
 
     @Test func anUnwritableDestinationFailsAndLeavesNothing() throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try Store(path: dir + "/db.sqlite", model: TVModel.model())
         #expect(throws: XMLTVExportError.self) { try XMLTVExporter(store: store).export(to: dir + "/missing/dir/out.xml") }
     }
@@ -224,6 +229,7 @@ let richGuide = """
                       "xmltv_t_clump.xml", "jellyfin_xmltv_MultilanguageData.xml", "iptvorg_epgshare01.online.xml", "jellyfin_livetv_notitle.xml"])
     func sharedFixturesExportValidAndRoundTrip(fixture: String) throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let first = try Store(path: dir + "/first.sqlite", model: TVModel.model())
         try importInto(first, [sharedFixtures + "/" + fixture])
         _ = try XMLTVExporter(store: first).export(to: dir + "/out.xml")

@@ -134,6 +134,10 @@ public enum UserInfoKey {
     public static let placeholder = "placeholder"
     /// On an attribute: `true` gives it an SQL index (for fetches and deletes by that key).
     public static let index = "index"
+    /// On an entity: the comma-separated columns (attributes, to-one relationships) of one more
+    /// index, for a query that reads only those: SQLite answers it from the index alone, without
+    /// seeking each row in the table.
+    public static let coveringIndex = "coveringIndex"
     /// On an attribute or relationship: `exclude` keeps it out of diffs and change reports.
     public static let diff = "diff"
     /// On an entity: how people name one of its objects, for generated pages: comma-separated

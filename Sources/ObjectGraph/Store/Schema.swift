@@ -15,6 +15,8 @@ struct Schema: Sendable, Hashable {
         var hasEntityColumn: Bool
         var uniqueKeys: [String]
         var indexed: [String]
+        /// The columns of the table's covering index (`UserInfoKey.coveringIndex`), or none.
+        var covering: [String] = []
     }
     var tables: [Table]
 
@@ -37,15 +39,18 @@ struct Schema: Sendable, Hashable {
                     indexed.append(r.name)
                 }
             }
+            let names = Set(columns.map(\.name))
+            let covering = splitList(root.userInfo[UserInfoKey.coveringIndex])?.filter(names.contains) ?? []
             return Table(name: root.name, columns: columns, hasEntityColumn: root.descendants.count > 1,
-                         uniqueKeys: root.identifier, indexed: indexed)
+                         uniqueKeys: root.identifier, indexed: indexed, covering: covering.count > 1 ? covering : [])
         }
     }
 
     /// A canonical text of everything that decides the on-disk layout.
     var canonicalText: String {
         tables.sorted { $0.name < $1.name }.map { t in
-            "table \(t.name)\(t.hasEntityColumn ? " +entity" : "") unique(\(t.uniqueKeys.joined(separator: ","))) index(\(t.indexed.joined(separator: ",")))\n"
+            "table \(t.name)\(t.hasEntityColumn ? " +entity" : "") unique(\(t.uniqueKeys.joined(separator: ","))) index(\(t.indexed.joined(separator: ",")))"
+                + (t.covering.isEmpty ? "" : " covering(\(t.covering.joined(separator: ",")))") + "\n"
                 + t.columns.sorted { $0.name < $1.name }.map { "  \($0.name) \($0.sqlType)\($0.references.map { " -> \($0)" } ?? "")\n" }.joined()
         }.joined()
     }
@@ -56,7 +61,7 @@ struct Schema: Sendable, Hashable {
     /// decides the rows alone.
     static func rowsText(_ canonicalText: String) -> String {
         canonicalText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> Substring in
-            // A table's line ends with its index list (entity names are identifiers: no " index(" in them).
+            // A table's line ends with its index lists (entity names are identifiers: no " index(" in them).
             guard line.hasPrefix("table "), let indexes = line.ranges(of: " index(").last else { return line }
             return line[..<indexes.lowerBound]
         }.joined(separator: "\n")
@@ -86,17 +91,23 @@ struct Schema: Sendable, Hashable {
         for c in columnIndexed(t) {
             sql.append("CREATE INDEX IF NOT EXISTS \(quote(indexName(t, c))) ON \(quote(t.name)) (\(quote(c)))")
         }
+        if !t.covering.isEmpty {
+            sql.append("CREATE INDEX IF NOT EXISTS \(quote(coveringIndexName(t))) ON \(quote(t.name)) (\(t.covering.map(quote).joined(separator: ", ")))")
+        }
         return sql
     }
 
     /// The names of the indexes `indexSQL` makes: every index of a table named `TABLE_…` is
     /// the schema's, so one no longer among them is dropped by a migration.
     static func indexNames(_ t: Table) -> Set<String> {
-        Set((t.uniqueKeys.isEmpty ? [] : [identityIndexName(t)]) + columnIndexed(t).map { indexName(t, $0) })
+        Set((t.uniqueKeys.isEmpty ? [] : [identityIndexName(t)]) + columnIndexed(t).map { indexName(t, $0) }
+            + (t.covering.isEmpty ? [] : [coveringIndexName(t)]))
     }
 
     private static func identityIndexName(_ t: Table) -> String { "\(t.name)_identity" }
     private static func indexName(_ t: Table, _ column: String) -> String { "\(t.name)_\(column)" }
+    /// Two underscores: no column's index is named so (names start with a letter).
+    private static func coveringIndexName(_ t: Table) -> String { "\(t.name)__covering" }
     /// The identity index serves a column that leads it.
     private static func columnIndexed(_ t: Table) -> [String] { t.indexed.filter { t.uniqueKeys.first != $0 } }
 
