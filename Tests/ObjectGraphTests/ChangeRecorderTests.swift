@@ -53,6 +53,48 @@ import Testing
         #expect(try diff.diff(from: replayed, to: before).isEmpty)
     }
 
+    /// Small batches are held and handed to the writer together. A rolled-back transaction of
+    /// more batches than are held at once (some handed over, the rest still held) leaves nothing
+    /// in the file, and the committed transactions around it are written byte for byte as they
+    /// are without it.
+    @Test func aRolledBackTransactionOfManySmallBatchesLeavesNothing() throws {
+        struct RolledBack: Error {}
+        func recorded(withRollback: Bool) throws -> Data {
+            let store = try People.store()
+            try randomPeople(store, seed: 7)
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("recorder-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let recorder = try ChangeRecorder(model: store.model, path: directory.path + "/changes.json")
+            store.addObserver(recorder)
+            // One small batch per update, as a re-import's channels come.
+            func ages(_ c: ObjectContext, _ batches: Int, from age: Int64) throws {
+                let people = try c.fetchAll("Person", keys: [])
+                for i in 0..<batches {
+                    try c.update(people[i % people.count].id, ["age": .integer(age + Int64(i))])
+                    try c.processPendingChanges()
+                }
+            }
+            try store.write { try ages($0, 3, from: 100) }
+            if withRollback {
+                do {
+                    try store.write { c in
+                        try ages(c, 150, from: 1000)
+                        throw RolledBack()
+                    }
+                } catch is RolledBack {}
+            }
+            try store.write { try ages($0, 70, from: 200) }
+            try recorder.finish()
+            return try Data(contentsOf: URL(fileURLWithPath: recorder.path))
+        }
+        let plain = try recorded(withRollback: false)
+        #expect(try recorded(withRollback: true) == plain)
+        // Both committed transactions' last values are there; none of the rolled-back one's.
+        let text = String(decoding: plain, as: UTF8.self)
+        #expect(text.contains("269") && text.contains("102") && !text.contains("1000"))
+    }
+
     /// Batches of inserts with owners before members (a first import's) are written as they
     /// come (`InsertedRows`), byte for byte as the tree writes them; a batch that does not fit
     /// (a reference to a publisher, a member whose owner is no longer the open one) goes to the tree.

@@ -42,6 +42,13 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private(set) var batchesWrittenAsTheyCame = 0
     /// Identifiers rendered so far, by object (row ids are never reused).
     private var identities: [ObjectID: [DiffValue]] = [:]
+    /// Trees of batches not handed to the writer yet, each batch's apart (its runs are written as
+    /// they would be alone). A re-import's batch is one channel's few changes, and waking the
+    /// writer's thread for each cost the recording thread a system call a batch (2 % of a
+    /// re-import of every channel shared), so batches go together, up to a bound.
+    private var heldBatches: [[Node]] = []
+    private var heldChanges = 0
+    private static let maxHeldBatches = 64, maxHeldChanges = 4096
 
     /// Starts the document at `path` (created or truncated) for stores of `model`.
     public init(model: ObjectModel, path: String) throws {
@@ -111,6 +118,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             if identities.count > 200_000 { identities.removeAll(keepingCapacity: true) }
             if writesInsertsAsTheyCome && insertedRows.fits(changes) {
                 // A first import's batch: written as it came, entirely on the writer's queue.
+                handOverHeldBatches()
                 batchesWrittenAsTheyCame += 1
                 pendingBatches.wait()
                 queue.async { [writer, insertedRows, pendingBatches] in
@@ -121,17 +129,29 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
             }
             let roots = try BatchTree(recorder: self, context: context, changes: changes).roots
             guard !roots.isEmpty else { return }
-            pendingBatches.wait()
-            queue.async { [writer, pendingBatches] in
-                writer.write(roots)
-                pendingBatches.signal()
-            }
+            heldBatches.append(roots)
+            heldChanges += changes.inserted.count + changes.updated.count + changes.deleted.count
+            if heldBatches.count >= Self.maxHeldBatches || heldChanges >= Self.maxHeldChanges { handOverHeldBatches() }
+        }
+    }
+
+    /// Gives the held batches to the writer, in order (called with `lock` held).
+    private func handOverHeldBatches() {
+        guard !heldBatches.isEmpty else { return }
+        let batches = heldBatches
+        heldBatches = []
+        heldChanges = 0
+        pendingBatches.wait()
+        queue.async { [writer, pendingBatches] in
+            for roots in batches { writer.write(roots) }
+            pendingBatches.signal()
         }
     }
 
     public func contextDidSave(_ summary: ChangeSummary) {
         lock.withLock {
             guard isOpen else { return }
+            handOverHeldBatches()
             queue.async { [writer] in writer.save() }
         }
     }
@@ -139,6 +159,9 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     public func contextDidRollBack() {
         lock.withLock {
             guard isOpen else { return }
+            // Held batches are the rolled-back transaction's: never written.
+            heldBatches = []
+            heldChanges = 0
             queue.async { [writer] in writer.rollBack() }
         }
     }
@@ -149,6 +172,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     public func finish() throws -> Int {
         try lock.withLock {
             let wasOpen = isOpen
+            if wasOpen { handOverHeldBatches() }
             isOpen = false
             return try queue.sync { try writer.finish(wasOpen: wasOpen) }
         }
@@ -158,6 +182,7 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     public func discard() {
         lock.withLock {
             isOpen = false
+            heldBatches = []
             queue.sync { writer.discard() }
         }
     }
