@@ -44,8 +44,8 @@ public final class ChangeRecorder: ContextObserver, @unchecked Sendable {
     private var identities: [ObjectID: [DiffValue]] = [:]
     /// Trees of batches not handed to the writer yet, each batch's apart (its runs are written as
     /// they would be alone). A re-import's batch is one channel's few changes, and waking the
-    /// writer's thread for each cost the recording thread a system call a batch (2 % of a
-    /// re-import of every channel shared), so batches go together, up to a bound.
+    /// writer's thread for each cost the recording thread a system call a batch (a few per cent
+    /// of a re-import of every channel shared), so batches go together, up to a bound.
     private var heldBatches: [[Node]] = []
     private var heldChanges = 0
     private static let maxHeldBatches = 64, maxHeldChanges = 4096

@@ -106,8 +106,9 @@ struct Schema: Sendable, Hashable {
 
     private static func identityIndexName(_ t: Table) -> String { "\(t.name)_identity" }
     private static func indexName(_ t: Table, _ column: String) -> String { "\(t.name)_\(column)" }
-    /// Two underscores: no column's index is named so (names start with a letter).
-    private static func coveringIndexName(_ t: Table) -> String { "\(t.name)__covering" }
+    /// Two underscores (no column's index is named so: names start with a letter), then the
+    /// columns: a model that changes them makes a new index, and the migration drops the old one.
+    private static func coveringIndexName(_ t: Table) -> String { "\(t.name)__" + t.covering.joined(separator: "_") }
     /// The identity index serves a column that leads it.
     private static func columnIndexed(_ t: Table) -> [String] { t.indexed.filter { t.uniqueKeys.first != $0 } }
 
