@@ -6,14 +6,14 @@ enum IndexPage {
     static func render(_ entries: [FeedExporter.FeedEntry], baseURL: String?) -> String {
         var rows = ""
         for e in entries {
-            let href = escape(percentPath(e.file))
+            let href = HTMLText.escape(percentPath(e.file))
             var links = "<a href=\"\(href)\">download</a>"
             if let base = baseURL?.trimmingSuffix("/") {
                 let https = base + "/" + percentPath(e.file)
                 let webcal = https.replacingPrefix("https://", with: "webcal://").replacingPrefix("http://", with: "webcal://")
-                links = "<a href=\"\(escape(webcal))\">subscribe (webcal)</a> · <a href=\"\(escape(https))\">https</a> · " + links
+                links = "<a href=\"\(HTMLText.escape(webcal))\">subscribe (webcal)</a> · <a href=\"\(HTMLText.escape(https))\">https</a> · " + links
             }
-            rows += "<tr><td>\(escape(e.title))</td><td>\(e.events)</td><td>\(e.bytes / 1024 + (e.bytes % 1024 > 0 ? 1 : 0)) KiB</td><td>\(e.lastChange > 0 ? UTCTime.iso8601(e.lastChange) : "")</td><td>\(links)</td></tr>\n"
+            rows += "<tr><td>\(HTMLText.escape(e.title))</td><td>\(e.events)</td><td>\(e.bytes / 1024 + (e.bytes % 1024 > 0 ? 1 : 0)) KiB</td><td>\(e.lastChange > 0 ? UTCTime.iso8601(e.lastChange) : "")</td><td>\(links)</td></tr>\n"
         }
         return """
             <!DOCTYPE html>
@@ -29,20 +29,6 @@ enum IndexPage {
             </body></html>
 
             """
-    }
-
-    static func escape(_ s: String) -> String {
-        var out = ""
-        for c in s {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            default: out.append(c)
-            }
-        }
-        return out
     }
 
     /// File names may contain '%' (from the id encoding): escape it again for URLs.

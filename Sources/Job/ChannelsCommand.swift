@@ -1,6 +1,7 @@
 import Foundation
 import Listings
 import ObjectGraph
+import Playlists
 import Primitives
 import XMLTVExport
 import XMLTVImport
@@ -151,14 +152,11 @@ public enum ChannelsCommand {
     }
 
     /// The display name as compared by `--unmapped` (the rules `tvimport help channels` lists):
-    /// case, accents and width ignored; "+1" (a timeshift channel) kept as a word of its own; a
-    /// last word "HD", "UHD", "FHD", "SD" or "4K" dropped; then only letters and digits kept.
+    /// a playlist's matching key (`ChannelNameKey`: case, accents, width, punctuation and
+    /// bracketed notes ignored, "+1" kept as a word of its own), with "SD" dropped as well as
+    /// "HD", "UHD", "FHD" and "4K": two sources' names of one channel, not a player's stream.
     public static func normalisedName(_ name: String) -> String {
-        var s = name.folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
-        s = s.replacingOccurrences(of: #"\+\s*1\b"#, with: " plus1 ", options: .regularExpression)
-        var words = s.split { !$0.isLetter && !$0.isNumber }.map(String.init)
-        if words.count > 1, ["hd", "uhd", "fhd", "sd", "4k"].contains(words.last!) { words.removeLast() }
-        return words.joined()
+        ChannelNameKey(name, ignoring: ChannelNameKey.qualitySuffixes.union(["sd"])).key
     }
 
     /// The line to add under "channels" in a config: `"CANONICAL": {"aliases": ["ALIAS"]}`, with

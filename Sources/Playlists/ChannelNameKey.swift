@@ -12,9 +12,11 @@ import Foundation
 public struct ChannelNameKey: Hashable, Sendable, CustomStringConvertible {
     public let key: String
 
-    static let qualitySuffixes: Set<String> = ["hd", "fhd", "uhd", "4k"]
+    /// The last words a playlist's name may add to a guide's (folded): not part of the channel.
+    public static let qualitySuffixes: Set<String> = ["hd", "fhd", "uhd", "4k"]
 
-    public init(_ name: String) {
+    /// `suffixes`: the last words dropped (folded), a playlist's `qualitySuffixes` unless given.
+    public init(_ name: String, ignoring suffixes: Set<String> = Self.qualitySuffixes) {
         let unbracketed = Self.droppingBrackets(name)
         let folded = (unbracketed.isEmpty ? name : unbracketed)
             .folding(options: [.caseInsensitive, .diacriticInsensitive, .widthInsensitive], locale: nil)
@@ -37,7 +39,7 @@ public struct ChannelNameKey: Hashable, Sendable, CustomStringConvertible {
             }
         }
         endToken()
-        while tokens.count > 1, let last = tokens.last, Self.qualitySuffixes.contains(last) { tokens.removeLast() }
+        while tokens.count > 1, let last = tokens.last, suffixes.contains(last) { tokens.removeLast() }
         key = tokens.joined()
     }
 

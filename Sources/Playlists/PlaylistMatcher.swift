@@ -114,7 +114,7 @@ public struct PlaylistMatcher: Sendable {
 
     /// The three display names nearest to any of `values`, nearest first (ties by name).
     func nearest(to values: [String]) -> [String] {
-        let keys = values.map(ChannelNameKey.init).filter { !$0.isEmpty }
+        let keys = values.map { ChannelNameKey($0) }.filter { !$0.isEmpty }
         guard !keys.isEmpty else { return [] }
         var best: [String: Int] = [:]
         for (key, name) in names {

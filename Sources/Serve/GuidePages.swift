@@ -30,7 +30,7 @@ struct GuidePages: Sendable {
 
     static func channelRow(_ c: FetchedObject) -> ChannelRow {
         let id = c["xmltvId"].stringValue ?? ""
-        return ChannelRow(rowID: c.id.rowID, id: id, name: HTML.shortened(FeedExporter.channelName(c), to: titleLimit),
+        return ChannelRow(rowID: c.id.rowID, id: id, name: HTMLText.shortened(FeedExporter.channelName(c), to: titleLimit),
                           hasLogo: !(c["icon"].stringValue ?? "").isEmpty, favourite: c["favourite"].boolValue ?? false)
     }
 
@@ -222,11 +222,11 @@ struct GuidePages: Sendable {
         page.raw("<a class=\"title\" href=\"")
         page.text(programmePath(channel, p))
         page.raw("\">")
-        page.text(HTML.shortened(p.title, to: titleLimit))
+        page.text(HTMLText.shortened(p.title, to: titleLimit))
         page.raw("</a>")
         if let sub = p.subTitle, !sub.isEmpty {
             page.raw("<span class=\"sub\"> — ")
-            page.text(HTML.shortened(sub, to: titleLimit))
+            page.text(HTMLText.shortened(sub, to: titleLimit))
             page.raw("</span>")
         }
     }
@@ -336,7 +336,7 @@ struct GuidePages: Sendable {
                     page.raw("<li><a href=\"")
                     page.text("webcal://" + host + "/shows/" + ShowFeed.slug(for: title) + ".ics")
                     page.raw("\">Subscribe to every airing of ")
-                    page.text(HTML.shortened(title, to: Self.titleLimit))
+                    page.text(HTMLText.shortened(title, to: Self.titleLimit))
                     page.raw("</a></li>")
                 }
                 page.raw("</ul>")

@@ -57,7 +57,7 @@ struct ModelDisplay: Sendable {
                 break
             }
         }
-        return shown.isEmpty ? "#\(object.id.rowID)" : HTML.shortened(shown.joined(separator: " · "), to: 200)
+        return shown.isEmpty ? "#\(object.id.rowID)" : HTMLText.shortened(shown.joined(separator: " · "), to: 200)
     }
 
     /// Bookkeeping: the entity's `details` attributes and those kept out of diffs (derived:

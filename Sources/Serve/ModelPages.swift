@@ -207,7 +207,7 @@ struct ModelPages: Sendable {
     }
 
     /// A list cell or a member's label.
-    static func shortened(_ text: String) -> String { HTML.shortened(text, to: 120) }
+    static func shortened(_ text: String) -> String { HTMLText.shortened(text, to: 120) }
 
     /// A value shown (not edited) on an object's page: long enough for any real description,
     /// short enough that a hostile feed cannot make the page megabytes long.
@@ -305,7 +305,7 @@ struct ModelPages: Sendable {
                 if editing && isEditable(attribute, of: concrete) {
                     input(for: attribute, value: object[attribute.name], into: &html)
                 } else {
-                    html.text(HTML.shortened(display(object, key: attribute.name, entity: concrete), to: Self.shownCharacters))
+                    html.text(HTMLText.shortened(display(object, key: attribute.name, entity: concrete), to: Self.shownCharacters))
                 }
                 html.raw(" <small>")
                 html.text(attribute.type.rawValue + (attribute.isOptional ? "?" : "") + " · " + attribute.module)
@@ -391,8 +391,8 @@ struct ModelPages: Sendable {
     /// The input for an attribute's type: boolean a checkbox, numbers number fields, a date a
     /// datetime-local field (UTC), text a text field.
     func input(for attribute: Attribute, value: Value, into html: inout HTML) {
-        let name = HTML.escape(attribute.name)
-        let current = HTML.escape(Self.formValue(value, type: attribute.type))
+        let name = HTMLText.escape(attribute.name)
+        let current = HTMLText.escape(Self.formValue(value, type: attribute.type))
         switch attribute.type {
         case .bool:
             // An unticked box sends nothing: the hidden "false" before it stands in.

@@ -63,11 +63,11 @@ struct ProgrammePages: Sendable {
         let row = GuidePages.programme(p)
         let host = request.head.authority ?? "\(state.options.host):\(state.options.port)"
         let title = row.title
-        let body = HTML.page(title: HTML.shortened(title, to: GuidePages.titleLimit), signedIn: GuidePages.signedIn(state, request),
+        let body = HTML.page(title: HTMLText.shortened(title, to: GuidePages.titleLimit), signedIn: GuidePages.signedIn(state, request),
                              tokenConfigured: state.canEdit) { html in
             if let sub = row.subTitle, !sub.isEmpty {
                 html.raw("<p class=\"subtitle\">")
-                html.text(HTML.shortened(sub, to: ModelPages.shownCharacters))
+                html.text(HTMLText.shortened(sub, to: ModelPages.shownCharacters))
                 html.raw("</p>")
             }
             html.raw("<div class=\"programme\">")
@@ -76,7 +76,7 @@ struct ProgrammePages: Sendable {
                 html.raw("<img class=\"poster\" src=\"")
                 html.text(ImagePaths.programme(page.channel, row))
                 html.raw("\" alt=\"")
-                html.text("Picture of " + HTML.shortened(title, to: 200))
+                html.text("Picture of " + HTMLText.shortened(title, to: 200))
                 html.raw("\">")
             }
             html.raw("<dl class=\"facts\"><dt>When</dt><dd>")
@@ -108,7 +108,7 @@ struct ProgrammePages: Sendable {
             }
             if !page.categories.isEmpty {
                 html.raw("<dt>Categories</dt><dd>")
-                html.text(page.categories.map { HTML.shortened($0, to: 200) }.joined(separator: ", "))
+                html.text(page.categories.map { HTMLText.shortened($0, to: 200) }.joined(separator: ", "))
                 html.raw("</dd>")
             }
             for (label, key) in [("Year", "date"), ("Country", "country"), ("Language", "language"), ("Rating", "rating"), ("Stars", "starRating")] {
@@ -117,14 +117,14 @@ struct ProgrammePages: Sendable {
                 html.text(label)
                 html.raw("</dt><dd>")
                 // Ratings are stored as "system=value" lines: the values read best.
-                html.text(HTML.shortened(value.split(separator: "\n").map { $0.split(separator: "=", maxSplits: 1).last.map(String.init) ?? "" }
+                html.text(HTMLText.shortened(value.split(separator: "\n").map { $0.split(separator: "=", maxSplits: 1).last.map(String.init) ?? "" }
                     .joined(separator: ", "), to: 500))
                 html.raw("</dd>")
             }
             html.raw("</dl></div>")
             if let desc = p["desc"].stringValue, !desc.isEmpty {
                 html.raw("<p class=\"desc\">")
-                html.text(HTML.shortened(desc, to: ModelPages.shownCharacters))
+                html.text(HTMLText.shortened(desc, to: ModelPages.shownCharacters))
                 html.raw("</p>")
             }
             if !page.credits.isEmpty {
@@ -134,7 +134,7 @@ struct ProgrammePages: Sendable {
                 for credit in page.credits.prefix(200) {
                     if byRole[credit.role] == nil { roles.append(credit.role) }
                     let character = credit.character.flatMap { $0.isEmpty ? nil : " as " + $0 } ?? ""
-                    byRole[credit.role, default: []].append(HTML.shortened(credit.name + character, to: 300))
+                    byRole[credit.role, default: []].append(HTMLText.shortened(credit.name + character, to: 300))
                 }
                 for role in roles {
                     html.raw("<dt>")
@@ -203,7 +203,7 @@ struct ProgrammePages: Sendable {
         if p["premiere"].boolValue == true { flags.append("Premiere") }
         if p["lastChance"].boolValue == true { flags.append("Last chance") }
         if p["previouslyShown"].boolValue == true {
-            let first = p["previouslyShownStart"].stringValue.flatMap { $0.isEmpty ? nil : HTML.shortened($0, to: 40) }
+            let first = p["previouslyShownStart"].stringValue.flatMap { $0.isEmpty ? nil : HTMLText.shortened($0, to: 40) }
             flags.append("Repeat" + (first.map { " (first shown \($0))" } ?? ""))
         }
         return flags
@@ -222,7 +222,7 @@ struct ProgrammePages: Sendable {
         case "presenter": "Presenter"
         case "commentator": "Commentator"
         case "guest": "Guests"
-        default: HTML.shortened(role.prefix(1).uppercased() + role.dropFirst(), to: 60)
+        default: HTMLText.shortened(role.prefix(1).uppercased() + role.dropFirst(), to: 60)
         }
     }
 }

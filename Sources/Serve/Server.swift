@@ -193,7 +193,7 @@ enum Pages {
     static func error(_ status: HTTPResponse.Status, _ message: String) -> Response {
         html(HTML.page(title: "\(status.code) \(status.reasonPhrase)", signedIn: false, tokenConfigured: false) { page in
             page.raw("<p class=\"error\">")
-            page.text(HTML.shortened(message, to: 2000))
+            page.text(HTMLText.shortened(message, to: 2000))
             page.raw("</p>")
         }, status: status)
     }

@@ -301,7 +301,7 @@ extension TVImport {
             discussion: """
                 Ids are canonical: the config's aliases are applied while reading. The winner is the source whose channel name and icon are shown: the highest priority that declares the channel (equal priorities: the first name).
 
-                --unmapped lists source channels that no alias maps and whose display name matches a channel of another source under another id, with the alias line to add under "channels" in the config. Display names are compared normalised: case, accents and width ignored; "+1" kept as a word of its own (a timeshift channel never matches its parent); a last word HD, UHD, FHD, SD or 4K dropped; then only letters and digits kept ("BBC One HD" = "bbc one" = "BBC-One"; "BBC One +1" differs).
+                --unmapped lists source channels that no alias maps and whose display name matches a channel of another source under another id, with the alias line to add under "channels" in the config. Display names are compared normalised, as a playlist's entries are matched: case, accents, width, spaces, punctuation and bracketed notes ignored; "+1" (any +N) kept as a word of its own (a timeshift channel never matches its parent); last words HD, UHD, FHD, SD or 4K dropped ("BBC One HD" = "bbc one" = "BBC-One" = "BBC One (1080p)"; "BBC One +1" differs).
 
                 Examples:
                   tvimport channels --db tv.sqlite --source uk

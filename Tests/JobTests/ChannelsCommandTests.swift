@@ -71,7 +71,8 @@ let freeview = repoRoot.path + "/../shared/fixtures/xmltv/freeview_ie_2025-10-25
     }
 
     @Test(arguments: [("BBC One HD", "bbcone"), ("bbc one", "bbcone"), ("BBC-One", "bbcone"), ("RTÉ2", "rte2"),
-                      ("BBC One +1", "bbconeplus1"), ("Ｗｉｄｅ TV", "widetv"), ("HD", "hd"), ("Channel 4K", "channel")])
+                      ("BBC One +1", "bbcone+1"), ("BBC One + 1", "bbcone+1"), ("Ｗｉｄｅ TV", "widetv"), ("HD", "hd"),
+                      ("Channel 4K", "channel"), ("TG4 SD", "tg4"), ("RTÉ One (1080p) [Geo-blocked]", "rteone")])
     func namesAreNormalisedAsTheHelpSays(name: String, expected: String) {
         #expect(ChannelsCommand.normalisedName(name) == expected)
     }

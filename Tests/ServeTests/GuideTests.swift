@@ -69,7 +69,7 @@ struct GuideTests {
             #expect(!rte2.isEmpty)
             #expect(rte2.reduce(0) { $0 + $1.span } <= GuidePages.gridMinutes)
             let current = try #require(rte2.first { $0.now }, "\(rte2)")
-            #expect(current.title == HTML.escape(onNow[0]))
+            #expect(current.title == HTMLText.escape(onNow[0]))
             let inGrid = (min(Int(onNow[2])!, from + 3 * 3600) - max(Int(onNow[1])!, from) + 30) / 60
             #expect(abs(current.span - inGrid) <= 1, "span \(current.span), \(inGrid) minutes in the grid")
             // Every title links to its programme's page, and that page answers.
@@ -77,7 +77,7 @@ struct GuideTests {
             #expect(!link.isEmpty)
             let programme = try await client.execute(uri: "/programmes/RTE2.ie/\(UTCTime.compact(Int64(Int(onNow[1])!)))", method: .get)
             #expect(programme.status == .ok)
-            #expect(text(programme).contains("<h1>\(HTML.escape(onNow[0]))</h1>"))
+            #expect(text(programme).contains("<h1>\(HTMLText.escape(onNow[0]))</h1>"))
             // Later pages the grid on; nonsense is a 400.
             #expect(try await client.execute(uri: "/?later=3", method: .get).status == .ok)
             #expect(try await client.execute(uri: "/?later=99999", method: .get).status == .badRequest)

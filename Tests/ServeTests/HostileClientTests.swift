@@ -1,4 +1,5 @@
 import Foundation
+import Primitives
 import TestSupport
 import Testing
 @testable import Serve
@@ -112,9 +113,9 @@ struct HostileClientTests {
         // Title, sub-title and description, each at most 10,000 bytes escaped, and the heading.
         #expect(detail.body.count < 60_000, "the programme page is \(detail.body.count) bytes")
         #expect(server.stop() == 0)
-        #expect(HTML.escape(HTML.shortened(amps, to: 300)).utf8.count <= 303)
-        #expect(HTML.shortened(marks, to: 300).utf8.count <= 303)
-        #expect(HTML.shortened("A long title", to: 6) == "A long…")
+        #expect(HTMLText.escape(HTMLText.shortened(amps, to: 300)).utf8.count <= 303)
+        #expect(HTMLText.shortened(marks, to: 300).utf8.count <= 303)
+        #expect(HTMLText.shortened("A long title", to: 6) == "A long…")
     }
 
     // MARK: 6. Date and number edits

@@ -609,6 +609,6 @@ import Glibc
         for raw in ["..", "%2e%2e", "..%2fx.ics", "%2Fetc%2Fpasswd", ".hidden.ics", "a/b.ics", "x.txt", "%00.ics", "a%2fb.ics"] {
             #expect(FeedFiles.fileName(fromRawPath: Substring(raw)) == nil, "\(raw)")
         }
-        #expect(HTML.escape("<a href=\"x\">'&'</a>\u{1}") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;\u{FFFD}")
+        #expect(HTMLText.escape("<a href=\"x\">'&'</a>\u{1}") == "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;\u{FFFD}")
     }
 }
