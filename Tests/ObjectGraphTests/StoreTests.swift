@@ -72,6 +72,37 @@ import Testing
         #expect(try store.withDatabase { try String.fetchOne($0, sql: "PRAGMA journal_mode") } == "wal")
     }
 
+    /// Emptying the store unchecked (the undo of a first import) clears every table, counts every
+    /// row, and leaves foreign keys checked afterwards, after a commit as after a throw.
+    @Test func anUncheckedEmptyingClearsEveryTableAndChecksForeignKeysAfter() throws {
+        let file = try TemporaryDatabase()
+        defer { file.cleanUp() }
+        let store = try Store(path: file.path, model: Guide.model())
+        try store.write { (context: ObjectContext) throws in
+            for c in 0..<3 {
+                let channel = try context.insert("Channel", ["id": .string("c\(c)")])
+                for start in 0..<40 { try context.insert("Programme", ["start": .date(Int64(start))], related: ["channel": channel]) }
+            }
+        }
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.write(checkingForeignKeys: false) { context in
+                _ = try context.deleteEveryObject()
+                throw Refused()
+            }
+        }
+        #expect(try store.withDatabase { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == true)
+        #expect(try !store.holdsNoObjects())
+        let (deleted, checked) = try store.write(checkingForeignKeys: false) { context in
+            (try context.deleteEveryObject(), try Bool.fetchOne(context.db, sql: "PRAGMA foreign_keys"))
+        }.result
+        #expect(deleted == 3 + 3 * 40)
+        #expect(checked == false)
+        #expect(try store.holdsNoObjects())
+        #expect(try store.withDatabase { try Bool.fetchOne($0, sql: "PRAGMA foreign_keys") } == true)
+        #expect(try store.withDatabase { try Int.fetchOne($0, sql: "SELECT count(*) FROM pragma_foreign_key_check") } == 0)
+    }
+
     /// A new file gets 2 KiB pages; an existing one keeps its own. A snapshot in memory and a copy
     /// to another file hold the same objects whatever the page size.
     @Test func aNewFileHasSmallPagesAndItsSnapshotAndCopyHoldTheSameObjects() throws {

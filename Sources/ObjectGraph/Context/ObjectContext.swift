@@ -237,6 +237,7 @@ public final class ObjectContext {
     public func deleteEveryObject() throws -> Int {
         try processPendingChanges()
         // Checked at the commit, when no row refers to another any more (tables in any order).
+        // Unchecked (`Store.write(checkingForeignKeys: false)`), SQLite clears each table at once.
         try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
         var deleted = 0
         for root in model.roots {
