@@ -1,7 +1,7 @@
 // libFuzzer entry point for serve's request layer: the plain feed request read from raw bytes
 // (PlainFeedRequest), header parsers (HTTP dates, Accept-Encoding and its qvalues, If-None-Match), query and form decoding, path resolution (the feed file name,
 // the rest of a path, #ROWID), date parsing (the day of a guide page, date edits) and paging,
-// and the caps and escaping of what pages echo. Compiled by scripts/fuzz together with
+// and the caps and escaping of what pages echo (HTMLText, in Primitives). Compiled by scripts/fuzz together with
 // Sources/Serve/{RequestInput,HTML,PlainFeedRequest}.swift as module Serve (HTTPDate is Primitives') (no Hummingbird, no
 // Foundation): no `import Serve`.
 //
@@ -109,12 +109,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
 
     // What pages echo: escaped, and capped in escaped bytes.
-    let escaped = HTML.escape(text)
+    let escaped = HTMLText.escape(text)
     precondition(!escaped.utf8.contains { $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "'") }, "escape")
     precondition(!escaped.utf8.contains { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x7F }, "control character")
     let limit = selector * 40
-    let short = HTML.shortened(text, to: limit)
-    precondition(HTML.escape(short).utf8.count <= limit + 3, "cap \(limit): \(HTML.escape(short).utf8.count) bytes")
+    let short = HTMLText.shortened(text, to: limit)
+    precondition(HTMLText.escape(short).utf8.count <= limit + 3, "cap \(limit): \(HTMLText.escape(short).utf8.count) bytes")
     if escaped.utf8.count <= limit { precondition(short == text, "shortened below the cap") }
     precondition(HTML.urlComponent(text).utf8.allSatisfy { b in
         (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E || b == 0x25
