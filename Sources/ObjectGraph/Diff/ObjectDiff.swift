@@ -22,6 +22,8 @@ public struct AttributeChange: Sendable, Codable, Equatable, Hashable {
     }
     /// The change that undoes this one (old and new swapped).
     public var inverted: AttributeChange { AttributeChange(old: new, new: old) }
+    /// Becomes the change that undoes it.
+    mutating func invert() { swap(&old, &new) }
 
     private enum CodingKeys: String, CodingKey { case old, new }
 
@@ -83,7 +85,15 @@ public struct RelationshipDiff: Sendable, Codable, Equatable {
 
     /// The change that undoes this one: members inverted, added and removed swapped.
     public var inverted: RelationshipDiff {
-        RelationshipDiff(members: members.map(\.inverted), added: removed, removed: added)
+        var inverse = self
+        inverse.invert()
+        return inverse
+    }
+
+    /// Becomes the change that undoes it, in place.
+    mutating func invert() {
+        for i in members.indices { members[i].invert() }
+        swap(&added, &removed)
     }
 
     private enum CodingKeys: String, CodingKey { case members, added, removed }
@@ -154,16 +164,21 @@ public struct ObjectDiff: Sendable, Codable, Equatable {
 
     /// The diff that undoes this one: insert and delete swapped, old and new swapped.
     public var inverted: ObjectDiff {
-        let kind: Kind = switch change {
+        var inverse = self
+        inverse.invert()
+        return inverse
+    }
+
+    /// Becomes the diff that undoes it, in place: a document read for an undo is inverted without
+    /// a second copy of its values (that copy doubled the undo's memory).
+    mutating func invert() {
+        change = switch change {
         case .insert: .delete
         case .delete: .insert
         case .update: .update
         }
-        var inverse = ObjectDiff(entityName: entityName, id: id, change: kind,
-                                 attributes: attributes.mapValues(\.inverted),
-                                 relationships: relationships.mapValues(\.inverted))
-        inverse.unreadMembers = unreadMembers
-        return inverse
+        for i in attributes.values.indices { attributes.values[i].invert() }
+        for i in relationships.values.indices { relationships.values[i].invert() }
     }
 
     /// How many nodes this diff holds, itself and nested members included.
@@ -267,8 +282,13 @@ public struct ChangeDocument: Sendable, Codable, Equatable {
     public var isEmpty: Bool { changes.isEmpty }
 
     /// The document that undoes this one: `apply(diff(a, b).inverted(), to: b)` gives back `a`.
-    public func inverted() -> ChangeDocument {
-        ChangeDocument(model: model, excluded: excluded, changes: ObjectDiff.squash(changes).map(\.inverted))
+    /// It takes this document's nodes and inverts them in place (no copy when nothing else holds
+    /// the document: `undo` of a night's re-import held both, twice the file's objects).
+    public consuming func inverted() -> ChangeDocument {
+        var nodes = ObjectDiff.squash(changes)
+        changes = []
+        for i in nodes.indices { nodes[i].invert() }
+        return ChangeDocument(model: model, excluded: excluded, changes: nodes)
     }
 
     /// Nodes, nested members included.
