@@ -156,8 +156,11 @@ public enum ChannelsCommand {
     /// bracketed notes ignored, "+1" kept as a word of its own), with "SD" dropped as well as
     /// "HD", "UHD", "FHD" and "4K": two sources' names of one channel, not a player's stream.
     public static func normalisedName(_ name: String) -> String {
-        ChannelNameKey(name, ignoring: ChannelNameKey.qualitySuffixes.union(["sd"])).key
+        ChannelNameKey(name, ignoring: droppedLastWords).key
     }
+
+    /// The last words `normalisedName` drops (made once: it runs for every display name).
+    private static let droppedLastWords = ChannelNameKey.qualitySuffixes.union(["sd"])
 
     /// The line to add under "channels" in a config: `"CANONICAL": {"aliases": ["ALIAS"]}`, with
     /// the ids written as JSON strings (escaped).
