@@ -229,8 +229,13 @@ struct OneTruthFixtureTests {
         box.importing(["a.xml"], db: "fast.sqlite") { $0.source = "a"; $0.flags.quiet = true }
         #expect(try objectCount(box, "fast.sqlite") > 1000)
         #expect(try sqlite(box, "fast.sqlite", "SELECT count(*) FROM _tvimport_changes_on_empty_store") == "1")
+        let pagesImported = try #require(Int(try sqlite(box, "fast.sqlite", "PRAGMA page_count")))
         let fast = try undoLine("fast.sqlite")
         #expect(try objectCount(box, "fast.sqlite") == 0)
+        // The emptied store gives its pages back: the file shrinks to its schema.
+        let pagesLeft = try #require(Int(try sqlite(box, "fast.sqlite", "PRAGMA page_count")))
+        #expect(try sqlite(box, "fast.sqlite", "PRAGMA freelist_count") == "0")
+        #expect(pagesLeft * 4 < pagesImported, "\(pagesLeft) pages left of \(pagesImported)")
         // The same import with its file touched since: every object is checked, then deleted.
         let other = try Sandbox()
         try write(Self.grabA, to: "a.xml", in: other)
@@ -241,6 +246,7 @@ struct OneTruthFixtureTests {
         #expect(checkedUndo.status == 0, "\(checkedUndo.stderr)")
         #expect(checkedUndo.stdout.split(separator: ":").last == fast, "\(checkedUndo.stdout) against \(fast)")
         #expect(try objectCount(other, "checked.sqlite") == 0)
+        #expect(try sqlite(other, "checked.sqlite", "PRAGMA freelist_count") == "0")
         // A second source's import into a store that holds the first's: not made on an empty
         // store, so its undo leaves the first source's guide as it was.
         box.importing(["a.xml"], db: "two.sqlite") { $0.source = "a"; $0.flags.quiet = true }

@@ -303,6 +303,19 @@ public final class Store: Sendable {
         }
     }
 
+    /// Rebuilds the database file without its free pages (`VACUUM`), then empties the log. For a
+    /// store just emptied: its pages would otherwise stay in the file as free pages, as large as
+    /// the guide was. Best effort, and without waiting: another connection (`serve`) reading or
+    /// writing leaves the file as it is, for the next import to reuse its free pages.
+    public func compact() {
+        _ = try? queue.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 0")
+            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
+            try db.execute(sql: "VACUUM")
+            try db.checkpoint(.truncate)
+        }
+    }
+
     /// Switches to a rollback journal if no other connection has the database open (without
     /// waiting: SQLite refuses at once then, and the log is used). Full syncs while it is on: the
     /// journal must be on disk before the database is written over. Foreign keys unchecked (`Journal.rollback`).
