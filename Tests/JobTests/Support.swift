@@ -26,8 +26,7 @@ struct BinaryMissing: Error, CustomStringConvertible {
 final class Sandbox {
     let dir: URL
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("jobtests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        dir = try Scratch.directory("jobtests")
     }
     deinit { try? FileManager.default.removeItem(at: dir) }
 

@@ -35,6 +35,26 @@ public enum Shared {
     public static var hasGenerator: Bool { FileManager.default.fileExists(atPath: generator) && Tool.path("python3") != nil }
 }
 
+/// Folders the tests write in, all below one folder of this test process that is removed when the
+/// process exits: tests that kept theirs (a shared fixture folder, folders of whole exports) left
+/// 30 MB or more in /tmp on every run.
+public enum Scratch {
+    /// This process's folder, made on first use and removed at exit.
+    public static let root: URL = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("tvimport-tests-\(getpid())")
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: Scratch.root) }
+        return url
+    }()
+
+    /// A new, empty folder below `root`, named `prefix` and a unique suffix.
+    public static func directory(_ prefix: String) throws -> URL {
+        let url = root.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
 /// External programs the tests use.
 public enum Tool {
     /// The full path of an executable on `PATH`, or nil.

@@ -12,11 +12,7 @@ let sharedFixtures = Shared.fixtures
 let dtd = "/usr/share/xmltv/xmltv.dtd"
 let validatorsPresent = Tool.isInstalled("xmllint") && Tool.isInstalled("tv_validate_file") && FileManager.default.fileExists(atPath: dtd)
 
-func temporaryDirectory() throws -> String {
-    let path = NSTemporaryDirectory() + "XMLTVExportTests-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
+func temporaryDirectory() throws -> String { try Scratch.directory("XMLTVExportTests").path }
 
 func importInto(_ store: Store, _ files: [String], source: String = "t") throws {
     _ = try importGuide(into: store, files: files, options: ImportOptions(source: source, force: true, now: 0), dryRun: false)

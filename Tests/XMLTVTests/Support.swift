@@ -10,11 +10,7 @@ struct ReadResult {
 }
 
 enum Fixture {
-    static let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("xmltv-tests-\(getpid())")
-        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }()
+    static let directory: URL = try! Scratch.directory("xmltv-tests")
 
     /// Writes `text` (or `bytes`) to a fresh temporary file and returns its path.
     static func write(_ text: String, name: String = "guide.xml") -> String {
