@@ -297,9 +297,7 @@ public final class Store: Sendable {
     /// busy timeout. A busy log stays for the next checkpoint.
     public func checkpoint() {
         _ = try? queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA busy_timeout = 0")
-            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
-            try db.checkpoint(.truncate)
+            try Self.withoutWaiting(db) { try db.checkpoint(.truncate) }
         }
     }
 
@@ -309,11 +307,19 @@ public final class Store: Sendable {
     /// writing leaves the file as it is, for the next import to reuse its free pages.
     public func compact() {
         _ = try? queue.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA busy_timeout = 0")
-            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
-            try db.execute(sql: "VACUUM")
-            try db.checkpoint(.truncate)
+            try Self.withoutWaiting(db) {
+                try db.execute(sql: "VACUUM")
+                try db.checkpoint(.truncate)
+            }
         }
+    }
+
+    /// Runs `body` with SQLite's busy timeout off: what another connection holds fails at once,
+    /// instead of waiting (and maybe deadlocking, `checkpoint()`).
+    private static func withoutWaiting<T>(_ db: Database, _ body: () throws -> T) throws -> T {
+        try db.execute(sql: "PRAGMA busy_timeout = 0")
+        defer { try? db.execute(sql: "PRAGMA busy_timeout = \(busyTimeoutMilliseconds)") }
+        return try body()
     }
 
     /// Switches to a rollback journal if no other connection has the database open (without
@@ -321,9 +327,7 @@ public final class Store: Sendable {
     /// journal must be on disk before the database is written over. Foreign keys unchecked (`Journal.rollback`).
     private func leaveWriteAheadLog(_ db: Database) -> Bool {
         do {
-            try db.execute(sql: "PRAGMA busy_timeout = 0")
-            defer { try? db.execute(sql: "PRAGMA busy_timeout = \(Self.busyTimeoutMilliseconds)") }
-            guard try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") == "delete" else { return false }
+            guard try Self.withoutWaiting(db, { try String.fetchOne(db, sql: "PRAGMA journal_mode = DELETE") }) == "delete" else { return false }
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA foreign_keys = OFF")
             return true
